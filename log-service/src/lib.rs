@@ -1,0 +1,27 @@
+//! memoria-log: Memoria's transaction log. Conditional appends (the primary key is the
+//! arbiter), a SHA-256 hash chain, long-poll tails; PostgreSQL or embedded SQLite behind one
+//! trait; an axum HTTP service and the typed client the host uses.
+
+pub mod chain;
+pub mod codec;
+pub mod core;
+pub mod entry;
+pub mod error;
+pub mod notify;
+pub mod store;
+
+pub use crate::chain::{Checksum, GENESIS};
+pub use crate::codec::{AppendRequest, ReadBatch};
+pub use crate::core::{CoreOptions, LogCore, Truncated, VerifyReport};
+pub use crate::entry::{Appended, Entry, Head, Kind, LeasePayload, LogInfo, MarkPayload, NewEntry, CLUSTER_LOG, FORMAT_VERSION};
+pub use crate::error::LogError;
+pub use crate::store::{LogStore, PgConfig, PgStore, SqliteStore, Store};
+
+/// Wall-clock unix milliseconds (service-side timestamps for lease views only; never used
+/// for ordering).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

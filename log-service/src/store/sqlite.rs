@@ -1,0 +1,322 @@
+//! SQLite backend: the embedded default for one machine. WAL with synchronous=FULL, so a
+//! committed append survives power loss; one writer connection (SQLite has one writer
+//! anyway, and queueing in the pool beats spinning on SQLITE_BUSY), a pool of readers.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Connection, Row, SqlitePool};
+
+use super::{checksum_from_db, kind_from_db, to_i64, InsertOutcome, LogMeta, LogStore, ReadRows, LEADERSHIP_KINDS};
+use crate::chain::{Checksum, GENESIS};
+use crate::entry::{Entry, Head};
+use crate::error::LogError;
+use crate::notify::Tails;
+
+/// Rows per INSERT statement: 9 bound values per row stays well under SQLite's 32,766
+/// parameter limit.
+const ROWS_PER_STATEMENT: usize = 1_000;
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    writer: SqlitePool,
+    readers: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database file and applies the migrations.
+    pub async fn open(path: impl AsRef<Path>) -> Result<SqliteStore, LogError> {
+        let opts = SqliteConnectOptions::new()
+            .filename(path.as_ref())
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(30));
+        Self::open_with(opts).await
+    }
+
+    /// Opens from a `sqlite:` URL (e.g. `sqlite:///var/lib/memoria/log.db`).
+    pub async fn open_url(url: &str) -> Result<SqliteStore, LogError> {
+        let opts = SqliteConnectOptions::from_str(url)
+            .map_err(|e| LogError::Invalid(format!("bad sqlite url: {e}")))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(30));
+        Self::open_with(opts).await
+    }
+
+    async fn open_with(opts: SqliteConnectOptions) -> Result<SqliteStore, LogError> {
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(3600))
+            .connect_with(opts.clone())
+            .await
+            .map_err(db_err)?;
+        sqlx::migrate!("../migrations/sqlite")
+            .run(&writer)
+            .await
+            .map_err(|e| LogError::Internal(format!("sqlite migrations: {e}")))?;
+        let readers = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(opts.read_only(true))
+            .await
+            .map_err(db_err)?;
+        Ok(SqliteStore { writer, readers })
+    }
+
+    /// Runs raw SQL against the database. Test and operator hook (e.g. the tamper test).
+    pub async fn execute_raw(&self, sql: &str) -> Result<u64, LogError> {
+        let r = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(&self.writer).await.map_err(db_err)?;
+        Ok(r.rows_affected())
+    }
+
+    async fn exists(&self, log: &str) -> Result<bool, LogError> {
+        let r = sqlx::query("SELECT 1 FROM logs WHERE name = ?").bind(log).fetch_optional(&self.readers).await.map_err(db_err)?;
+        Ok(r.is_some())
+    }
+
+    fn push_rows(qb: &mut sqlx::QueryBuilder<sqlx::Sqlite>, log: &str, ts_ms: i64, rows: &[Entry]) -> Result<(), LogError> {
+        let mut vals: Vec<(i64, i64, i64, i64, i64, Bytes, Checksum)> = Vec::with_capacity(rows.len());
+        for e in rows {
+            vals.push((to_i64(e.id, "id")?, to_i64(e.prev_id, "prev_id")?, to_i64(e.epoch, "epoch")?, e.kind as i64, e.format as i64, e.payload.clone(), e.checksum));
+        }
+        qb.push_values(vals, |mut b, (id, prev, epoch, kind, format, payload, sum)| {
+            b.push_bind(log.to_owned())
+                .push_bind(id)
+                .push_bind(prev)
+                .push_bind(epoch)
+                .push_bind(kind)
+                .push_bind(format)
+                .push_bind(payload.to_vec())
+                .push_bind(sum.0.to_vec())
+                .push_bind(ts_ms);
+        });
+        Ok(())
+    }
+}
+
+pub(crate) fn db_err(e: sqlx::Error) -> LogError {
+    match &e {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => {
+            LogError::Unavailable(e.to_string())
+        }
+        _ => LogError::Internal(e.to_string()),
+    }
+}
+
+fn row_to_entry(log: &str, r: &sqlx::sqlite::SqliteRow) -> Result<Entry, LogError> {
+    let id: i64 = r.try_get("id").map_err(db_err)?;
+    let prev_id: i64 = r.try_get("prev_id").map_err(db_err)?;
+    let epoch: i64 = r.try_get("epoch").map_err(db_err)?;
+    let kind: i64 = r.try_get("kind").map_err(db_err)?;
+    let format: i64 = r.try_get("format").map_err(db_err)?;
+    let payload: Vec<u8> = r.try_get("payload").map_err(db_err)?;
+    let sum: Vec<u8> = r.try_get("checksum").map_err(db_err)?;
+    Ok(Entry {
+        id: id as u64,
+        prev_id: prev_id as u64,
+        epoch: epoch as u64,
+        kind: kind_from_db(log, id, kind)?,
+        format: u16::try_from(format).map_err(|_| LogError::Corrupt { log: log.to_owned(), id: id as u64 })?,
+        payload: payload.into(),
+        checksum: checksum_from_db(log, id, &sum)?,
+    })
+}
+
+impl LogStore for SqliteStore {
+    async fn create_log(&self, log: &str) -> Result<bool, LogError> {
+        let now = crate::now_ms();
+        let r = sqlx::query("INSERT INTO logs (name, created_ms) VALUES (?, ?) ON CONFLICT (name) DO NOTHING")
+            .bind(log)
+            .bind(now)
+            .execute(&self.writer)
+            .await
+            .map_err(db_err)?;
+        Ok(r.rows_affected() == 1)
+    }
+
+    async fn insert(&self, log: &str, prev_id: u64, prev_checksum: &Checksum, ts_ms: i64, rows: &[Entry]) -> Result<InsertOutcome, LogError> {
+        let prev = to_i64(prev_id, "prev_id")?;
+        let mut conn = self.writer.acquire().await.map_err(db_err)?;
+        let mut tx = conn.begin().await.map_err(db_err)?;
+        let mut first = true;
+        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+            let mut qb = sqlx::QueryBuilder::new(
+                "INSERT INTO entries (log, id, prev_id, epoch, kind, format, payload, checksum, ts_ms) SELECT * FROM (",
+            );
+            Self::push_rows(&mut qb, log, ts_ms, chunk)?;
+            qb.push(")");
+            if first {
+                // The condition lives in the same statement as the insert: the arbiter is
+                // the primary key, the WHERE only rejects a prev_id that is not the tail's
+                // predecessor chain.
+                if prev == 0 {
+                    qb.push(" WHERE NOT EXISTS (SELECT 1 FROM entries WHERE log = ").push_bind(log.to_owned()).push(")");
+                } else {
+                    qb.push(" WHERE EXISTS (SELECT 1 FROM entries WHERE log = ")
+                        .push_bind(log.to_owned())
+                        .push(" AND id = ")
+                        .push_bind(prev)
+                        .push(" AND checksum = ")
+                        .push_bind(prev_checksum.0.to_vec())
+                        .push(")");
+                }
+            }
+            let res = qb.build().execute(&mut *tx).await;
+            match res {
+                Ok(r) if r.rows_affected() == chunk.len() as u64 => {}
+                Ok(_) => {
+                    tx.rollback().await.map_err(db_err)?;
+                    if prev_id == 0 && !self.exists(log).await? {
+                        return Err(LogError::NotFound(log.to_owned()));
+                    }
+                    return Ok(InsertOutcome::PrevMissing);
+                }
+                Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => {
+                    tx.rollback().await.map_err(db_err)?;
+                    return Ok(InsertOutcome::Taken);
+                }
+                Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::ForeignKeyViolation => {
+                    tx.rollback().await.map_err(db_err)?;
+                    return Err(LogError::NotFound(log.to_owned()));
+                }
+                Err(e) => return Err(db_err(e)),
+            }
+            first = false;
+        }
+        tx.commit().await.map_err(db_err)?;
+        Ok(InsertOutcome::Inserted)
+    }
+
+    async fn head(&self, log: &str) -> Result<Head, LogError> {
+        let r = sqlx::query(
+            "SELECT l.name, e.id, e.checksum, e.epoch FROM logs l \
+             LEFT JOIN entries e ON e.log = l.name AND e.id = (SELECT max(id) FROM entries WHERE log = l.name) \
+             WHERE l.name = ?",
+        )
+        .bind(log)
+        .fetch_optional(&self.readers)
+        .await
+        .map_err(db_err)?
+        .ok_or_else(|| LogError::NotFound(log.to_owned()))?;
+        let id: Option<i64> = r.try_get("id").map_err(db_err)?;
+        match id {
+            None => Ok(Head { id: 0, checksum: GENESIS, epoch: 0 }),
+            Some(id) => {
+                let sum: Vec<u8> = r.try_get("checksum").map_err(db_err)?;
+                let epoch: i64 = r.try_get("epoch").map_err(db_err)?;
+                Ok(Head { id: id as u64, checksum: checksum_from_db(log, id, &sum)?, epoch: epoch as u64 })
+            }
+        }
+    }
+
+    async fn checksum_at(&self, log: &str, id: u64) -> Result<Option<Checksum>, LogError> {
+        let i = to_i64(id, "id")?;
+        let r = sqlx::query("SELECT checksum FROM entries WHERE log = ? AND id = ?")
+            .bind(log)
+            .bind(i)
+            .fetch_optional(&self.readers)
+            .await
+            .map_err(db_err)?;
+        match r {
+            None => Ok(None),
+            Some(r) => {
+                let sum: Vec<u8> = r.try_get(0).map_err(db_err)?;
+                Ok(Some(checksum_from_db(log, i, &sum)?))
+            }
+        }
+    }
+
+    async fn read(&self, log: &str, from: u64, limit: u32) -> Result<ReadRows, LogError> {
+        let from = to_i64(from, "after")?;
+        let rows = sqlx::query(
+            "SELECT id, prev_id, epoch, kind, format, payload, checksum, \
+             (SELECT max(id) FROM entries WHERE log = ?1) AS tail \
+             FROM entries WHERE log = ?1 AND id >= ?2 ORDER BY id LIMIT ?3",
+        )
+        .bind(log)
+        .bind(from)
+        .bind(limit as i64)
+        .fetch_all(&self.readers)
+        .await
+        .map_err(db_err)?;
+        let mut out = ReadRows { entries: Vec::with_capacity(rows.len()), tail_id: None };
+        for r in &rows {
+            out.entries.push(row_to_entry(log, r)?);
+            if out.tail_id.is_none() {
+                out.tail_id = r.try_get::<Option<i64>, _>("tail").map_err(db_err)?.map(|t| t as u64);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn first_id(&self, log: &str) -> Result<u64, LogError> {
+        let r: Option<i64> = sqlx::query_scalar("SELECT min(id) FROM entries WHERE log = ?")
+            .bind(log)
+            .fetch_one(&self.readers)
+            .await
+            .map_err(db_err)?;
+        Ok(r.unwrap_or(0) as u64)
+    }
+
+    async fn leadership(&self, log: &str) -> Result<Option<(Entry, i64)>, LogError> {
+        let r = sqlx::query(
+            "SELECT id, prev_id, epoch, kind, format, payload, checksum, ts_ms FROM entries \
+             WHERE log = ? AND kind IN (?, ?) ORDER BY id DESC LIMIT 1",
+        )
+        .bind(log)
+        .bind(LEADERSHIP_KINDS.0)
+        .bind(LEADERSHIP_KINDS.1)
+        .fetch_optional(&self.readers)
+        .await
+        .map_err(db_err)?;
+        match r {
+            None => Ok(None),
+            Some(r) => {
+                let ts: i64 = r.try_get("ts_ms").map_err(db_err)?;
+                Ok(Some((row_to_entry(log, &r)?, ts)))
+            }
+        }
+    }
+
+    async fn list(&self) -> Result<Vec<LogMeta>, LogError> {
+        let rows = sqlx::query("SELECT name, snapshot_id FROM logs ORDER BY name").fetch_all(&self.readers).await.map_err(db_err)?;
+        rows.iter()
+            .map(|r| {
+                Ok(LogMeta {
+                    name: r.try_get("name").map_err(db_err)?,
+                    snapshot_id: r.try_get::<i64, _>("snapshot_id").map_err(db_err)? as u64,
+                })
+            })
+            .collect()
+    }
+
+    async fn set_snapshot(&self, log: &str, id: u64) -> Result<u64, LogError> {
+        let id = to_i64(id, "snapshot id")?;
+        let r: Option<i64> = sqlx::query_scalar("UPDATE logs SET snapshot_id = max(snapshot_id, ?) WHERE name = ? RETURNING snapshot_id")
+            .bind(id)
+            .bind(log)
+            .fetch_optional(&self.writer)
+            .await
+            .map_err(db_err)?;
+        r.map(|v| v as u64).ok_or_else(|| LogError::NotFound(log.to_owned()))
+    }
+
+    async fn delete_before(&self, log: &str, before: u64) -> Result<u64, LogError> {
+        let before = to_i64(before, "before")?;
+        let r = sqlx::query("DELETE FROM entries WHERE log = ? AND id < ?").bind(log).bind(before).execute(&self.writer).await.map_err(db_err)?;
+        Ok(r.rows_affected())
+    }
+
+    fn announce(&self, _log: &str, _id: u64) {
+        // One process owns a SQLite file: the in-process watch already woke every tail.
+    }
+
+    fn start_listener(&self, _tails: Tails) {}
+}

@@ -1,0 +1,139 @@
+//! Shared test helpers: throwaway PostgreSQL instances on loopback ports, and checks on a
+//! log's contents. Each test starts its own server so tests never share state.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use memoria_log::{LogCore, PgConfig};
+
+pub fn pg_bin() -> PathBuf {
+    let dir = std::env::var_os("MEMORIA_PG_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/lib/postgresql/15/bin"));
+    if !dir.join("initdb").exists() || !dir.join("pg_ctl").exists() {
+        panic!(
+            "PostgreSQL server binaries not found in {}: install them (Debian: `apt-get install postgresql-15`) \
+             or point MEMORIA_PG_BIN at the directory holding initdb and pg_ctl",
+            dir.display()
+        );
+    }
+    dir
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind loopback").local_addr().expect("addr").port()
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0").unwrap_or(false)
+}
+
+/// Runs a PostgreSQL tool, as the `postgres` user when we are root (initdb refuses root).
+pub fn pg_cmd(tool: &str) -> Command {
+    let bin = pg_bin().join(tool);
+    if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(bin);
+        c
+    } else {
+        Command::new(bin)
+    }
+}
+
+fn run(mut c: Command, what: &str) {
+    let out = c.stdin(Stdio::null()).output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(out.status.success(), "{what} failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+/// A private data directory the `postgres` user can use.
+pub fn pg_tempdir() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("memoria-pg-").tempdir().expect("tempdir");
+    if is_root() {
+        run(
+            {
+                let mut c = Command::new("chown");
+                c.args(["postgres:postgres"]).arg(dir.path());
+                c
+            },
+            "chown",
+        );
+    }
+    dir
+}
+
+/// One throwaway PostgreSQL server on 127.0.0.1, stopped and deleted on drop.
+pub struct PgInstance {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+}
+
+impl PgInstance {
+    pub fn start() -> PgInstance {
+        let dir = pg_tempdir();
+        let data = dir.path().join("data");
+        let mut c = pg_cmd("initdb");
+        c.arg("-D").arg(&data).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+        run(c, "initdb");
+        let port = free_port();
+        let mut c = pg_cmd("pg_ctl");
+        c.arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.path().join("log"))
+            .arg("-o")
+            .arg(format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200", dir.path().display()))
+            .args(["-w", "start"]);
+        run(c, "pg_ctl start");
+        let mut c = pg_cmd("psql");
+        c.args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-d", "postgres", "-c", "CREATE DATABASE memoria"]);
+        run(c, "createdb");
+        PgInstance { dir, port }
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    pub fn config(&self) -> PgConfig {
+        PgConfig::new(vec![format!("127.0.0.1:{}", self.port)], "postgres", "memoria")
+    }
+
+    pub fn psql(&self, sql: &str) -> String {
+        let out = pg_cmd("psql")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", "memoria", "-Atc", sql])
+            .output()
+            .expect("psql");
+        assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+}
+
+impl Drop for PgInstance {
+    fn drop(&mut self) {
+        let mut c = pg_cmd("pg_ctl");
+        c.arg("-D").arg(self.data()).args(["-m", "immediate", "stop"]);
+        let _ = c.stdout(Stdio::null()).stderr(Stdio::null()).status();
+    }
+}
+
+pub fn sqlite_path(dir: &Path) -> PathBuf {
+    dir.join("log.db")
+}
+
+/// Reads the whole log and checks it is dense from 1 and the chain verifies.
+pub async fn read_all(core: &LogCore, log: &str) -> Vec<memoria_log::Entry> {
+    let mut out = Vec::new();
+    let mut after = 0;
+    loop {
+        let b = core.read(log, after, 5_000, std::time::Duration::ZERO).await.expect("read");
+        if b.entries.is_empty() {
+            break;
+        }
+        for e in &b.entries {
+            assert_eq!(e.id, after + 1, "log {log} not dense");
+            after = e.id;
+        }
+        out.extend(b.entries);
+    }
+    out
+}

@@ -303,10 +303,13 @@ impl LogCore {
             let from = after.max(1);
             let extra = u32::from(after > 0);
             let rows = self.retrying(|| store.read(log, from, limit + extra)).await?;
-            let (anchor, entries) = match (after, rows.entries.first()) {
-                (_, None) => (GENESIS, &rows.entries[..]),
-                (0, Some(first)) if first.id == 1 => (GENESIS, &rows.entries[..]),
-                (a, Some(first)) if a > 0 && first.id == a => (first.checksum, &rows.entries[1..]),
+            let (anchor_id, anchor, entries, checked) = match (after, rows.entries.first()) {
+                (_, None) => (after, GENESIS, &rows.entries[..], 0),
+                (0, Some(first)) if first.id == 1 => (0, GENESIS, &rows.entries[..], 0),
+                (a, Some(first)) if a > 0 && first.id == a => (a, first.checksum, &rows.entries[1..], 0),
+                // The anchor was truncated away (a reader resuming from a snapshot at
+                // `after`): the first link is the snapshot's to check; the rest are ours.
+                (a, Some(first)) if first.id == a + 1 => (first.id, first.checksum, &rows.entries[..], 1),
                 (_, Some(first)) => {
                     return Err(LogError::Refused(format!(
                         "entries up to {} of log {log} were truncated; load a snapshot (reads after {after} need entry {})",
@@ -316,7 +319,7 @@ impl LogCore {
                 }
             };
             if !entries.is_empty() {
-                chain::verify(after, anchor, entries).map_err(|b| {
+                chain::verify(anchor_id, anchor, &entries[checked..]).map_err(|b| {
                     metrics::counter!("memoria_log_chain_errors_total").increment(1);
                     tracing::error!(log, id = b.id, "hash chain broken");
                     LogError::Corrupt { log: log.to_owned(), id: b.id }

@@ -2,15 +2,20 @@
 //! arbiter), a SHA-256 hash chain, long-poll tails; PostgreSQL or embedded SQLite behind one
 //! trait; an axum HTTP service and the typed client the host uses.
 
+pub mod api;
 pub mod chain;
+pub mod client;
 pub mod codec;
 pub mod core;
 pub mod entry;
 pub mod error;
 pub mod notify;
+pub mod server;
 pub mod store;
 
+pub use crate::api::{settle, LogApi, LogHandle, Outcome};
 pub use crate::chain::{Checksum, GENESIS};
+pub use crate::client::LogClient;
 pub use crate::codec::{AppendRequest, ReadBatch};
 pub use crate::core::{CoreOptions, LogCore, Truncated, VerifyReport};
 pub use crate::entry::{Appended, Entry, Head, Kind, LeasePayload, LogInfo, MarkPayload, NewEntry, CLUSTER_LOG, FORMAT_VERSION};

@@ -137,3 +137,16 @@ pub async fn read_all(core: &LogCore, log: &str) -> Vec<memoria_log::Entry> {
     }
     out
 }
+
+/// Serves `core` over HTTP on a loopback port; returns the base URL.
+pub async fn serve(core: LogCore, token: Option<&str>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = memoria_log::server::router(core, token.map(str::to_owned));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+pub async fn sqlite_core(dir: &Path) -> LogCore {
+    LogCore::open_sqlite(sqlite_path(dir)).await.expect("open sqlite")
+}

@@ -1,0 +1,194 @@
+//! The byte format of one engine call: everything the shard thread drained from all its
+//! clients goes in as one buffer, and one buffer comes out (one output record per input
+//! record, in order). Crossing the WASM boundary once per batch is the design.
+//!
+//! Input record:  kind u8 | client u64 LE | len u32 LE | payload
+//! Output record: kind u8 | client u64 LE | flags u8 | reply_len u32 | reply | fx_len u32 | effects
+//! Effects:       repeated (db u8 | RESP multibulk command)
+
+use alloc::vec::Vec;
+
+/// One RESP multibulk command from a client.
+pub const REC_COMMAND: u8 = 0;
+/// A client connected; payload is `addr\nladdr`.
+pub const REC_CONNECT: u8 = 1;
+/// A client disconnected; the engine drops its state (MULTI queue, WATCHes).
+pub const REC_DISCONNECT: u8 = 2;
+/// A clock tick: active expiry runs and its deletions come back as effects.
+pub const REC_TICK: u8 = 3;
+/// Static facts about the server process (`name:value` lines) for INFO.
+pub const REC_SERVER_INFO: u8 = 4;
+
+/// The client asked to be disconnected after this reply (QUIT).
+pub const OUT_CLOSE: u8 = 1;
+/// The record produced effects that must be logged before the reply is released.
+pub const OUT_WRITE: u8 = 2;
+/// The connection switched protocol (HELLO): byte 0 of `reply` tells nothing; ask `resp3`.
+pub const OUT_RESP3: u8 = 4;
+
+#[derive(Default)]
+pub struct BatchWriter {
+    pub buf: Vec<u8>,
+    pub records: usize,
+    open: usize,
+}
+
+impl BatchWriter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.records = 0;
+    }
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+    pub fn record(&mut self, kind: u8, client: u64, payload: &[u8]) {
+        self.begin(kind, client);
+        self.buf.extend_from_slice(payload);
+        self.end();
+    }
+    /// Starts a record whose payload the caller appends to `buf`; close it with `end`.
+    pub fn begin(&mut self, kind: u8, client: u64) {
+        self.open = self.buf.len();
+        self.buf.push(kind);
+        self.buf.extend_from_slice(&client.to_le_bytes());
+        self.buf.extend_from_slice(&[0; 4]);
+    }
+    pub fn end(&mut self) {
+        let o = self.open;
+        let payload = (self.buf.len() - o - 13) as u32;
+        self.buf[o + 9..o + 13].copy_from_slice(&payload.to_le_bytes());
+        self.records += 1;
+    }
+}
+
+pub struct InRecord<'a> {
+    pub kind: u8,
+    pub client: u64,
+    pub payload: &'a [u8],
+}
+
+/// Iterates input records; stops at the first malformed one (the host wrote it, so a bad
+/// record means a bug, and the engine must not read past the buffer).
+pub struct BatchReader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> BatchReader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        BatchReader { buf, pos: 0 }
+    }
+}
+
+impl<'a> Iterator for BatchReader<'a> {
+    type Item = InRecord<'a>;
+    fn next(&mut self) -> Option<InRecord<'a>> {
+        let b = &self.buf[self.pos..];
+        if b.len() < 13 {
+            return None;
+        }
+        let kind = b[0];
+        let client = u64::from_le_bytes(b[1..9].try_into().ok()?);
+        let len = u32::from_le_bytes(b[9..13].try_into().ok()?) as usize;
+        if b.len() < 13 + len {
+            return None;
+        }
+        self.pos += 13 + len;
+        Some(InRecord { kind, client, payload: &b[13..13 + len] })
+    }
+}
+
+pub struct OutRecord<'a> {
+    pub kind: u8,
+    pub client: u64,
+    pub flags: u8,
+    pub reply: &'a [u8],
+    pub effects: &'a [u8],
+}
+
+pub fn write_out(out: &mut Vec<u8>, kind: u8, client: u64, flags: u8, reply: &[u8], effects: &[u8]) {
+    out.push(kind);
+    out.extend_from_slice(&client.to_le_bytes());
+    out.push(flags);
+    out.extend_from_slice(&(reply.len() as u32).to_le_bytes());
+    out.extend_from_slice(reply);
+    out.extend_from_slice(&(effects.len() as u32).to_le_bytes());
+    out.extend_from_slice(effects);
+}
+
+pub struct OutputReader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> OutputReader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        OutputReader { buf, pos: 0 }
+    }
+}
+
+impl<'a> Iterator for OutputReader<'a> {
+    type Item = OutRecord<'a>;
+    fn next(&mut self) -> Option<OutRecord<'a>> {
+        let b = &self.buf[self.pos..];
+        if b.len() < 14 {
+            return None;
+        }
+        let kind = b[0];
+        let client = u64::from_le_bytes(b[1..9].try_into().ok()?);
+        let flags = b[9];
+        let rl = u32::from_le_bytes(b[10..14].try_into().ok()?) as usize;
+        let r_end = 14 + rl;
+        if b.len() < r_end + 4 {
+            return None;
+        }
+        let el = u32::from_le_bytes(b[r_end..r_end + 4].try_into().ok()?) as usize;
+        let e_end = r_end + 4 + el;
+        if b.len() < e_end {
+            return None;
+        }
+        self.pos += e_end;
+        Some(OutRecord { kind, client, flags, reply: &b[14..r_end], effects: &b[r_end + 4..e_end] })
+    }
+}
+
+/// One effect: a command to apply in database `db`.
+pub struct Effect<'a> {
+    pub db: u8,
+    pub command: &'a [u8],
+}
+
+/// Iterates effects; None at the end or at a malformed effect.
+pub struct EffectReader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    args: Vec<(usize, usize)>,
+}
+
+impl<'a> EffectReader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        EffectReader { buf, pos: 0, args: Vec::new() }
+    }
+    /// True when every byte was consumed by well-formed effects.
+    pub fn at_end(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+}
+
+impl<'a> Iterator for EffectReader<'a> {
+    type Item = Effect<'a>;
+    fn next(&mut self) -> Option<Effect<'a>> {
+        if self.pos >= self.buf.len() {
+            return None;
+        }
+        let db = self.buf[self.pos];
+        let rest = &self.buf[self.pos + 1..];
+        self.args.clear();
+        let n = crate::resp::read_command(rest, &mut self.args)?;
+        self.pos += 1 + n;
+        Some(Effect { db, command: &rest[..n] })
+    }
+}

@@ -1,0 +1,60 @@
+//! Per-connection state the engine keeps: protocol, selected database, transaction queue,
+//! watched keys. The host owns the socket; the engine owns what commands can change.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+pub struct MultiState {
+    /// Queued commands as RESP bytes, re-read at EXEC.
+    pub queue: Vec<Vec<u8>>,
+    /// A queued command was rejected (unknown, arity, OOM): EXEC answers EXECABORT.
+    pub aborted: bool,
+}
+
+pub struct Watched {
+    pub db: usize,
+    pub key: Box<[u8]>,
+    /// The key was already logically expired when watched (so its expiry is no change).
+    pub expires: bool,
+}
+
+pub struct Client {
+    pub id: u64,
+    pub db: usize,
+    pub resp3: bool,
+    pub name: Option<Vec<u8>>,
+    pub lib_name: Option<Vec<u8>>,
+    pub lib_ver: Option<Vec<u8>>,
+    pub addr: Vec<u8>,
+    pub laddr: Vec<u8>,
+    pub created_ms: i64,
+    pub last_ms: i64,
+    pub last_cmd: &'static str,
+    pub multi: Option<MultiState>,
+    pub watched: Vec<Watched>,
+    /// CLIENT REPLY OFF/SKIP.
+    pub reply_off: bool,
+    pub reply_skip: bool,
+}
+
+impl Client {
+    pub fn new(id: u64, now_ms: i64) -> Self {
+        Client {
+            id,
+            db: 0,
+            resp3: false,
+            name: None,
+            lib_name: None,
+            lib_ver: None,
+            addr: Vec::new(),
+            laddr: Vec::new(),
+            created_ms: now_ms,
+            last_ms: now_ms,
+            last_cmd: "NULL",
+            multi: None,
+            watched: Vec::new(),
+            reply_off: false,
+            reply_skip: false,
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! Runtime configuration (CONFIG GET/SET) with redis.conf names. Parameters the engine
+//! honours are kept typed; the rest are accepted and echoed so tools that tune them work.
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use alloc::{format, vec};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EvictionPolicy {
+    NoEviction,
+    AllKeysLru,
+    VolatileLru,
+    AllKeysLfu,
+    VolatileLfu,
+    AllKeysRandom,
+    VolatileRandom,
+    VolatileTtl,
+}
+
+const POLICIES: &[(&str, EvictionPolicy)] = &[
+    ("noeviction", EvictionPolicy::NoEviction),
+    ("allkeys-lru", EvictionPolicy::AllKeysLru),
+    ("volatile-lru", EvictionPolicy::VolatileLru),
+    ("allkeys-lfu", EvictionPolicy::AllKeysLfu),
+    ("volatile-lfu", EvictionPolicy::VolatileLfu),
+    ("allkeys-random", EvictionPolicy::AllKeysRandom),
+    ("volatile-random", EvictionPolicy::VolatileRandom),
+    ("volatile-ttl", EvictionPolicy::VolatileTtl),
+];
+
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Integer within [min, max].
+    Int(i64, i64),
+    /// Byte size with unit suffixes (1gb, 100mb…).
+    Memory,
+    Bool,
+    Policy,
+    KeyspaceEvents,
+    /// Free-form string.
+    Str,
+    /// Reported but not settable at runtime.
+    Immutable,
+}
+
+struct Param {
+    name: &'static str,
+    alias: Option<&'static str>,
+    kind: Kind,
+    default: &'static str,
+}
+
+const PARAMS: &[Param] = &[
+    Param { name: "maxmemory", alias: None, kind: Kind::Memory, default: "0" },
+    Param { name: "maxmemory-policy", alias: None, kind: Kind::Policy, default: "noeviction" },
+    Param { name: "maxmemory-samples", alias: None, kind: Kind::Int(1, 64), default: "5" },
+    Param { name: "maxmemory-eviction-tenacity", alias: None, kind: Kind::Int(0, 100), default: "10" },
+    Param { name: "hash-max-listpack-entries", alias: Some("hash-max-ziplist-entries"), kind: Kind::Int(0, i64::MAX), default: "128" },
+    Param { name: "hash-max-listpack-value", alias: Some("hash-max-ziplist-value"), kind: Kind::Int(0, i64::MAX), default: "64" },
+    Param { name: "set-max-intset-entries", alias: None, kind: Kind::Int(0, i64::MAX), default: "512" },
+    Param { name: "set-max-listpack-entries", alias: None, kind: Kind::Int(0, i64::MAX), default: "128" },
+    Param { name: "set-max-listpack-value", alias: None, kind: Kind::Int(0, i64::MAX), default: "64" },
+    Param { name: "zset-max-listpack-entries", alias: Some("zset-max-ziplist-entries"), kind: Kind::Int(0, i64::MAX), default: "128" },
+    Param { name: "zset-max-listpack-value", alias: Some("zset-max-ziplist-value"), kind: Kind::Int(0, i64::MAX), default: "64" },
+    Param { name: "list-max-listpack-size", alias: Some("list-max-ziplist-size"), kind: Kind::Int(-5, i64::MAX), default: "-2" },
+    Param { name: "list-compress-depth", alias: None, kind: Kind::Int(0, i64::MAX), default: "0" },
+    Param { name: "stream-node-max-bytes", alias: None, kind: Kind::Memory, default: "4096" },
+    Param { name: "stream-node-max-entries", alias: None, kind: Kind::Int(0, i64::MAX), default: "100" },
+    Param { name: "hll-sparse-max-bytes", alias: None, kind: Kind::Memory, default: "3000" },
+    Param { name: "notify-keyspace-events", alias: None, kind: Kind::KeyspaceEvents, default: "" },
+    Param { name: "proto-max-bulk-len", alias: None, kind: Kind::Memory, default: "536870912" },
+    Param { name: "client-query-buffer-limit", alias: None, kind: Kind::Memory, default: "1073741824" },
+    Param { name: "maxclients", alias: None, kind: Kind::Int(1, i64::MAX), default: "10000" },
+    Param { name: "timeout", alias: None, kind: Kind::Int(0, i64::MAX), default: "0" },
+    Param { name: "tcp-keepalive", alias: None, kind: Kind::Int(0, i64::MAX), default: "300" },
+    Param { name: "hz", alias: None, kind: Kind::Int(1, 500), default: "10" },
+    Param { name: "active-expire-effort", alias: None, kind: Kind::Int(1, 10), default: "1" },
+    Param { name: "lfu-log-factor", alias: None, kind: Kind::Int(0, i64::MAX), default: "10" },
+    Param { name: "lfu-decay-time", alias: None, kind: Kind::Int(0, i64::MAX), default: "1" },
+    Param { name: "slowlog-log-slower-than", alias: None, kind: Kind::Int(-1, i64::MAX), default: "10000" },
+    Param { name: "slowlog-max-len", alias: None, kind: Kind::Int(0, i64::MAX), default: "128" },
+    Param { name: "latency-tracking", alias: None, kind: Kind::Bool, default: "yes" },
+    Param { name: "lazyfree-lazy-eviction", alias: None, kind: Kind::Bool, default: "no" },
+    Param { name: "lazyfree-lazy-expire", alias: None, kind: Kind::Bool, default: "no" },
+    Param { name: "lazyfree-lazy-server-del", alias: None, kind: Kind::Bool, default: "no" },
+    Param { name: "lazyfree-lazy-user-del", alias: None, kind: Kind::Bool, default: "no" },
+    Param { name: "lazyfree-lazy-user-flush", alias: None, kind: Kind::Bool, default: "no" },
+    Param { name: "activerehashing", alias: None, kind: Kind::Bool, default: "yes" },
+    Param { name: "protected-mode", alias: None, kind: Kind::Bool, default: "yes" },
+    Param { name: "appendonly", alias: None, kind: Kind::Immutable, default: "no" },
+    Param { name: "save", alias: None, kind: Kind::Str, default: "" },
+    Param { name: "databases", alias: None, kind: Kind::Immutable, default: "16" },
+    Param { name: "cluster-enabled", alias: None, kind: Kind::Immutable, default: "no" },
+    Param { name: "port", alias: None, kind: Kind::Immutable, default: "6379" },
+    Param { name: "bind", alias: None, kind: Kind::Immutable, default: "127.0.0.1" },
+    Param { name: "dir", alias: None, kind: Kind::Immutable, default: "./memoria-data" },
+];
+
+/// Parses a memory value like redis.conf's `memtoull`: digits with an optional
+/// k/kb/m/mb/g/gb suffix (k = 1000, kb = 1024).
+pub fn parse_memory(s: &str) -> Option<u64> {
+    let l = s.to_ascii_lowercase();
+    let (num, mul): (&str, u64) = if let Some(n) = l.strip_suffix("gb") {
+        (n, 1 << 30)
+    } else if let Some(n) = l.strip_suffix("mb") {
+        (n, 1 << 20)
+    } else if let Some(n) = l.strip_suffix("kb") {
+        (n, 1 << 10)
+    } else if let Some(n) = l.strip_suffix('g') {
+        (n, 1_000_000_000)
+    } else if let Some(n) = l.strip_suffix('m') {
+        (n, 1_000_000)
+    } else if let Some(n) = l.strip_suffix('k') {
+        (n, 1000)
+    } else if let Some(n) = l.strip_suffix('b') {
+        (n, 1)
+    } else {
+        (l.as_str(), 1)
+    };
+    if num.is_empty() || !num.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    num.parse::<u64>().ok()?.checked_mul(mul)
+}
+
+/// Keyspace notification classes, in the order Redis renders them.
+const NOTIFY_CLASSES: &[(char, u32)] = &[
+    ('g', 1 << 2),
+    ('$', 1 << 3),
+    ('l', 1 << 4),
+    ('s', 1 << 5),
+    ('h', 1 << 6),
+    ('z', 1 << 7),
+    ('x', 1 << 8),
+    ('e', 1 << 9),
+    ('t', 1 << 10),
+    ('m', 1 << 12),
+    ('d', 1 << 11),
+    ('n', 1 << 13),
+];
+pub const NOTIFY_KEYSPACE: u32 = 1;
+pub const NOTIFY_KEYEVENT: u32 = 1 << 1;
+const NOTIFY_ALL: u32 = (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11);
+
+pub fn parse_notify(s: &str) -> Option<u32> {
+    let mut f = 0;
+    for c in s.chars() {
+        f |= match c {
+            'A' => NOTIFY_ALL,
+            'K' => NOTIFY_KEYSPACE,
+            'E' => NOTIFY_KEYEVENT,
+            c => NOTIFY_CLASSES.iter().find(|(ch, _)| *ch == c)?.1,
+        };
+    }
+    Some(f)
+}
+
+pub fn render_notify(f: u32) -> String {
+    let mut s = String::new();
+    if f & NOTIFY_ALL == NOTIFY_ALL {
+        s.push('A');
+    } else {
+        for (c, bit) in NOTIFY_CLASSES {
+            if f & bit != 0 && *c != 'm' && *c != 'n' {
+                s.push(*c);
+            }
+        }
+    }
+    for (c, bit) in NOTIFY_CLASSES {
+        if (*c == 'm' || *c == 'n') && f & bit != 0 {
+            s.push(*c);
+        }
+    }
+    if f & NOTIFY_KEYSPACE != 0 {
+        s.push('K');
+    }
+    if f & NOTIFY_KEYEVENT != 0 {
+        s.push('E');
+    }
+    s
+}
+
+pub struct Config {
+    values: Vec<String>,
+    pub maxmemory: u64,
+    pub policy: EvictionPolicy,
+    pub maxmemory_samples: usize,
+    pub hash_max_listpack_entries: usize,
+    pub hash_max_listpack_value: usize,
+    pub proto_max_bulk_len: usize,
+    pub notify_flags: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let mut c = Config {
+            values: PARAMS.iter().map(|p| p.default.to_string()).collect(),
+            maxmemory: 0,
+            policy: EvictionPolicy::NoEviction,
+            maxmemory_samples: 5,
+            hash_max_listpack_entries: 128,
+            hash_max_listpack_value: 64,
+            proto_max_bulk_len: 512 << 20,
+            notify_flags: 0,
+        };
+        c.refresh();
+        c
+    }
+}
+
+impl Config {
+    fn index(name: &str) -> Option<usize> {
+        PARAMS.iter().position(|p| p.name.eq_ignore_ascii_case(name) || p.alias.is_some_and(|a| a.eq_ignore_ascii_case(name)))
+    }
+
+    /// Name/value pairs whose name (or alias) matches the glob `pattern`.
+    pub fn get(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        for (i, p) in PARAMS.iter().enumerate() {
+            if crate::util::glob_match(pattern, p.name.as_bytes(), true) {
+                out.push((p.name, self.values[i].clone()));
+            }
+            if let Some(a) = p.alias {
+                if crate::util::glob_match(pattern, a.as_bytes(), true) && !crate::util::glob_match(pattern, p.name.as_bytes(), true) {
+                    out.push((a, self.values[i].clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// Host-set immutable facts (port, bind, dir).
+    pub fn set_fixed(&mut self, name: &str, value: &str) {
+        if let Some(i) = Self::index(name) {
+            self.values[i] = value.to_string();
+            self.refresh();
+        }
+    }
+
+    pub fn value(&self, name: &str) -> Option<&str> {
+        Self::index(name).map(|i| self.values[i].as_str())
+    }
+
+    /// Applies all pairs or none (CONFIG SET is atomic since Redis 7).
+    pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), String> {
+        let mut staged = self.values.clone();
+        let mut seen = Vec::new();
+        for (name, value) in pairs {
+            let name_s = String::from_utf8_lossy(name);
+            let Some(i) = Self::index(&name_s) else {
+                return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{}'", name_s));
+            };
+            if seen.contains(&i) {
+                return Err(format!("ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter", name_s));
+            }
+            seen.push(i);
+            let v = String::from_utf8_lossy(value).into_owned();
+            let fail = |why: &str| format!("ERR CONFIG SET failed (possibly related to argument '{}') - {}", name_s, why);
+            staged[i] = match PARAMS[i].kind {
+                Kind::Immutable => return Err(fail("can't set immutable config")),
+                Kind::Int(min, max) => match v.parse::<i64>() {
+                    Ok(n) if n >= min && n <= max => n.to_string(),
+                    Ok(_) => return Err(fail(&format!("argument must be between {} and {} inclusive", min, max))),
+                    Err(_) => return Err(fail("argument couldn't be parsed into an integer")),
+                },
+                Kind::Memory => match parse_memory(&v) {
+                    Some(n) => n.to_string(),
+                    None => return Err(fail("argument must be a memory value")),
+                },
+                Kind::Bool => match v.to_ascii_lowercase().as_str() {
+                    "yes" | "no" => v.to_ascii_lowercase(),
+                    _ => return Err(fail("argument must be 'yes' or 'no'")),
+                },
+                Kind::Policy => match POLICIES.iter().find(|(n, _)| n.eq_ignore_ascii_case(&v)) {
+                    Some((n, _)) => n.to_string(),
+                    None => return Err(fail("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")),
+                },
+                Kind::KeyspaceEvents => match parse_notify(&v) {
+                    Some(f) => render_notify(f),
+                    None => return Err(fail("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")),
+                },
+                Kind::Str => v,
+            };
+        }
+        self.values = staged;
+        self.refresh();
+        Ok(())
+    }
+
+    fn num(&self, name: &str) -> i64 {
+        self.value(name).and_then(|v| v.parse().ok()).unwrap_or(0)
+    }
+
+    /// Re-derives the typed fields from the string table.
+    fn refresh(&mut self) {
+        self.maxmemory = self.num("maxmemory") as u64;
+        let p = self.value("maxmemory-policy").unwrap_or("noeviction");
+        self.policy = POLICIES.iter().find(|(n, _)| *n == p).map(|x| x.1).unwrap_or(EvictionPolicy::NoEviction);
+        self.maxmemory_samples = self.num("maxmemory-samples").max(1) as usize;
+        self.hash_max_listpack_entries = self.num("hash-max-listpack-entries") as usize;
+        self.hash_max_listpack_value = self.num("hash-max-listpack-value") as usize;
+        self.proto_max_bulk_len = self.num("proto-max-bulk-len") as usize;
+        self.notify_flags = parse_notify(self.value("notify-keyspace-events").unwrap_or("")).unwrap_or(0);
+    }
+
+    pub fn policy_name(&self) -> &str {
+        self.value("maxmemory-policy").unwrap_or("noeviction")
+    }
+
+    pub fn all_names() -> Vec<&'static str> {
+        let mut v = vec![];
+        for p in PARAMS {
+            v.push(p.name);
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(parse_memory("1gb"), Some(1 << 30));
+        assert_eq!(parse_memory("100mb"), Some(100 << 20));
+        assert_eq!(parse_memory("5k"), Some(5000));
+        assert_eq!(parse_memory("12"), Some(12));
+        assert_eq!(parse_memory("x"), None);
+    }
+
+    #[test]
+    fn set_is_atomic() {
+        let mut c = Config::default();
+        assert!(c.set_many(&[(b"maxmemory", b"1mb"), (b"hz", b"0")]).is_err());
+        assert_eq!(c.maxmemory, 0);
+        c.set_many(&[(b"maxmemory", b"1mb"), (b"hash-max-ziplist-entries", b"4")]).unwrap();
+        assert_eq!(c.maxmemory, 1 << 20);
+        assert_eq!(c.hash_max_listpack_entries, 4);
+        c.set_many(&[(b"notify-keyspace-events", b"KEA")]).unwrap();
+        assert_eq!(c.value("notify-keyspace-events"), Some("AKE"));
+    }
+}

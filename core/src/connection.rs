@@ -1,0 +1,292 @@
+//! Connection commands: PING ECHO HELLO SELECT QUIT RESET AUTH CLIENT.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::client::Client;
+use crate::ctx::Ctx;
+use crate::util::eq_ic;
+
+/// The Redis version whose behaviour Memoria reproduces (clients gate features on it).
+pub const REDIS_VERSION: &str = "7.0.15";
+
+pub fn ping(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    match argv.len() {
+        1 => ctx.reply.simple(b"PONG"),
+        2 => ctx.reply.bulk(argv[1]),
+        _ => ctx.err("ERR wrong number of arguments for 'ping' command"),
+    }
+}
+
+pub fn echo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    ctx.reply.bulk(argv[1]);
+}
+
+pub fn select(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(n) = ctx.int_arg(argv[1]) else { return };
+    if n < 0 || n >= crate::engine::NUM_DBS as i64 || n > i32::MAX as i64 {
+        return ctx.err("ERR DB index is out of range");
+    }
+    ctx.client.db = n as usize;
+    ctx.reply.ok();
+}
+
+pub fn quit(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.close = true;
+    ctx.reply.ok();
+}
+
+pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.client.multi = None;
+    crate::multi::unwatch_all(ctx.st, ctx.client);
+    ctx.client.db = 0;
+    ctx.client.resp3 = false;
+    ctx.client.name = None;
+    ctx.client.reply_off = false;
+    ctx.client.reply_skip = false;
+    ctx.reply.resp3 = false;
+    ctx.reply.simple(b"RESET");
+}
+
+/// Without ACL users configured (the security issue adds them), the default user has no
+/// password: AUTH with a password is an error, AUTH default <anything> succeeds.
+fn check_auth(ctx: &mut Ctx<'_>, user: Option<&[u8]>, _pass: &[u8]) -> bool {
+    match user {
+        None => {
+            ctx.err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+            false
+        }
+        Some(u) if u == b"default" => true,
+        Some(_) => {
+            ctx.err("WRONGPASS invalid username-password pair or user is disabled.");
+            false
+        }
+    }
+}
+
+pub fn auth(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let ok = match argv.len() {
+        2 => check_auth(ctx, None, argv[1]),
+        3 => check_auth(ctx, Some(argv[1]), argv[2]),
+        _ => return ctx.syntax_error(),
+    };
+    if ok {
+        ctx.reply.ok();
+    }
+}
+
+fn valid_client_name(name: &[u8]) -> bool {
+    name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+pub fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut ver = None;
+    let mut i = 1;
+    if argv.len() >= 2 {
+        match crate::util::parse_i64(argv[1]) {
+            Some(v) => ver = Some(v),
+            None => return ctx.err("ERR Protocol version is not an integer or out of range"),
+        }
+        i = 2;
+        if !(2..=3).contains(&ver.unwrap()) {
+            return ctx.err("NOPROTO unsupported protocol version");
+        }
+    }
+    let mut setname = None;
+    while i < argv.len() {
+        let more = argv.len() - i - 1;
+        if eq_ic(argv[i], b"AUTH") && more >= 2 {
+            if !check_auth(ctx, Some(argv[i + 1]), argv[i + 2]) {
+                return;
+            }
+            i += 3;
+        } else if eq_ic(argv[i], b"SETNAME") && more >= 1 {
+            setname = Some(argv[i + 1]);
+            i += 2;
+        } else {
+            return ctx.err(&alloc::format!("ERR Syntax error in HELLO option '{}'", String::from_utf8_lossy(argv[i])));
+        }
+    }
+    if let Some(n) = setname {
+        if !valid_client_name(n) {
+            return ctx.err("ERR Client names cannot contain spaces, newlines or special characters.");
+        }
+        ctx.client.name = if n.is_empty() { None } else { Some(n.to_vec()) };
+    }
+    if let Some(v) = ver {
+        ctx.client.resp3 = v == 3;
+        ctx.reply.resp3 = v == 3;
+    }
+    let r = &mut *ctx.reply;
+    r.map(7);
+    r.bulk(b"server");
+    r.bulk(b"redis");
+    r.bulk(b"version");
+    r.bulk(REDIS_VERSION.as_bytes());
+    r.bulk(b"proto");
+    r.int(if ctx.client.resp3 { 3 } else { 2 });
+    r.bulk(b"id");
+    r.int(ctx.client.id as i64);
+    r.bulk(b"mode");
+    r.bulk(b"standalone");
+    r.bulk(b"role");
+    r.bulk(b"master");
+    r.bulk(b"modules");
+    r.array(0);
+}
+
+pub fn client_id(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.int(ctx.client.id as i64);
+}
+
+pub fn client_setname(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if !valid_client_name(argv[2]) {
+        return ctx.err("ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    ctx.client.name = if argv[2].is_empty() { None } else { Some(argv[2].to_vec()) };
+    ctx.reply.ok();
+}
+
+pub fn client_getname(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    match ctx.client.name.clone() {
+        Some(n) => ctx.reply.bulk(&n),
+        None => ctx.reply.null(),
+    }
+}
+
+pub fn client_setinfo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let v = argv[3];
+    if !v.iter().all(|&c| (b'!'..=b'~').contains(&c)) {
+        return ctx.err(&alloc::format!("ERR {} cannot contain spaces, newlines or special characters.", String::from_utf8_lossy(argv[2])));
+    }
+    let val = if v.is_empty() { None } else { Some(v.to_vec()) };
+    if eq_ic(argv[2], b"LIB-NAME") {
+        ctx.client.lib_name = val;
+    } else if eq_ic(argv[2], b"LIB-VER") {
+        ctx.client.lib_ver = val;
+    } else {
+        return ctx.err(&alloc::format!("ERR Unrecognized option '{}'", String::from_utf8_lossy(argv[2])));
+    }
+    ctx.reply.ok();
+}
+
+pub fn client_noevict(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if eq_ic(argv[2], b"ON") || eq_ic(argv[2], b"OFF") {
+        ctx.reply.ok()
+    } else {
+        ctx.syntax_error()
+    }
+}
+
+pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if eq_ic(argv[2], b"ON") {
+        ctx.client.reply_off = false;
+        ctx.reply.ok();
+    } else if eq_ic(argv[2], b"OFF") {
+        ctx.client.reply_off = true;
+    } else if eq_ic(argv[2], b"SKIP") {
+        ctx.client.reply_skip = true;
+    } else {
+        ctx.syntax_error();
+    }
+}
+
+/// One CLIENT LIST line in Redis 7's format (socket-level fields are the host's; we report
+/// the ones the engine knows and neutral values for the rest).
+fn client_line(c: &Client, now_ms: i64, out: &mut Vec<u8>) {
+    let name = c.name.as_deref().unwrap_or(b"");
+    let flags = if c.multi.is_some() { "x" } else { "N" };
+    let multi = c.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
+    let line = alloc::format!(
+        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+        c.id,
+        String::from_utf8_lossy(&c.addr),
+        String::from_utf8_lossy(&c.laddr),
+        String::from_utf8_lossy(name),
+        (now_ms - c.created_ms).max(0) / 1000,
+        (now_ms - c.last_ms).max(0) / 1000,
+        flags,
+        c.db,
+        multi,
+        c.last_cmd,
+        if c.resp3 { 3 } else { 2 },
+        String::from_utf8_lossy(c.lib_name.as_deref().unwrap_or(b"")),
+        String::from_utf8_lossy(c.lib_ver.as_deref().unwrap_or(b"")),
+    );
+    out.extend_from_slice(line.as_bytes());
+}
+
+pub fn client_info(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    let mut out = Vec::new();
+    client_line(ctx.client, ctx.st.now_ms, &mut out);
+    ctx.reply.verbatim(&out);
+}
+
+pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut i = 2;
+    while i < argv.len() {
+        if eq_ic(argv[i], b"TYPE") && i + 1 < argv.len() {
+            let t = argv[i + 1];
+            if !(eq_ic(t, b"normal") || eq_ic(t, b"master") || eq_ic(t, b"replica") || eq_ic(t, b"slave") || eq_ic(t, b"pubsub")) {
+                return ctx.err(&alloc::format!("ERR Unknown client type '{}'", String::from_utf8_lossy(t)));
+            }
+            if !eq_ic(t, b"normal") {
+                ids = Some(Vec::new());
+            }
+            i += 2;
+        } else if eq_ic(argv[i], b"ID") && i + 1 < argv.len() {
+            let mut v = Vec::new();
+            for a in &argv[i + 1..] {
+                match crate::util::parse_i64(a) {
+                    Some(n) if n > 0 => v.push(n as u64),
+                    _ => return ctx.err("ERR Invalid client ID"),
+                }
+            }
+            ids = Some(v);
+            i = argv.len();
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    let mut all: Vec<&Client> = ctx.clients.iter().flatten().collect();
+    all.push(ctx.client);
+    all.sort_by_key(|c| c.id);
+    let mut out = Vec::new();
+    for c in all {
+        if ids.as_ref().is_none_or(|v| v.contains(&c.id)) {
+            client_line(c, ctx.st.now_ms, &mut out);
+        }
+    }
+    ctx.reply.verbatim(&out);
+}
+
+pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.bulks([
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "    * ID <client-id> [<client-id> ...]",
+        "      Return clients of specified IDs only.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "SETINFO <option> <value>",
+        "    Set client meta attr. Options are:",
+        "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.",
+        "HELP",
+        "    Print this help.",
+    ]);
+}

@@ -1,0 +1,81 @@
+//! One logical database (SELECT 0–15): the keyspace plus an index of keys with a TTL,
+//! which active expiry samples from.
+
+use alloc::boxed::Box;
+
+use crate::dict::Dict;
+use crate::object::{Entry, NO_EXPIRE, Value};
+
+pub struct Db {
+    pub keys: Dict<Entry>,
+    /// Keys that carry an expiry; values live in `Entry::expire_at`.
+    pub expires: Dict<()>,
+}
+
+impl Db {
+    pub fn new(seed: u64) -> Self {
+        Db { keys: Dict::new(seed), expires: Dict::new(seed ^ 0x5bd1_e995) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Inserts or overwrites. `keep_ttl` keeps an existing expiry (SET KEEPTTL); otherwise
+    /// an overwrite clears it, as in Redis.
+    pub fn set(&mut self, key: &[u8], val: Value, keep_ttl: bool, lru: u32) {
+        if let Some(e) = self.keys.get_mut(key) {
+            e.val = val;
+            e.lru = lru;
+            if !keep_ttl && e.expire_at != NO_EXPIRE {
+                e.expire_at = NO_EXPIRE;
+                self.expires.remove(key);
+            }
+        } else {
+            self.keys.insert_new(Box::from(key), Entry { val, expire_at: NO_EXPIRE, lru });
+        }
+    }
+
+    /// Adds a key known to be absent.
+    pub fn add(&mut self, key: &[u8], val: Value, lru: u32) {
+        self.keys.insert_new(Box::from(key), Entry { val, expire_at: NO_EXPIRE, lru });
+    }
+
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let (_, e) = self.keys.remove(key)?;
+        if e.expire_at != NO_EXPIRE {
+            self.expires.remove(key);
+        }
+        Some(e)
+    }
+
+    /// Sets (or clears with `NO_EXPIRE`) a key's expiry. Returns false if the key is absent.
+    pub fn set_expire(&mut self, key: &[u8], at: i64) -> bool {
+        let Some(e) = self.keys.get_mut(key) else { return false };
+        let had = e.expire_at != NO_EXPIRE;
+        e.expire_at = at;
+        match (had, at != NO_EXPIRE) {
+            (false, true) => {
+                self.expires.insert_new(Box::from(key), ());
+            }
+            (true, false) => {
+                self.expires.remove(key);
+            }
+            _ => {}
+        }
+        true
+    }
+
+    pub fn expire_of(&self, key: &[u8]) -> Option<i64> {
+        self.keys.get(key).map(|e| e.expire_at)
+    }
+
+    pub fn clear(&mut self) {
+        self.keys.clear();
+        self.expires.clear();
+    }
+}

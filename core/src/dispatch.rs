@@ -1,0 +1,113 @@
+//! Command dispatch: lookup, arity, MULTI queueing, maxmemory, then the handler; and the
+//! default effect (the command itself) for writes that changed something.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::ctx::{Ctx, emit};
+use crate::table::{self, CommandSpec, flags};
+
+/// Builds Redis's "unknown command" error, quoting at most ~128 bytes of arguments.
+fn unknown_command(argv: &[&[u8]]) -> String {
+    let mut args = String::new();
+    for a in &argv[1..] {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        let s = String::from_utf8_lossy(&a[..a.len().min(room)]);
+        args.push('\'');
+        args.push_str(&s);
+        args.push_str("' ");
+    }
+    let name = String::from_utf8_lossy(&argv[0][..argv[0].len().min(128)]);
+    format!("ERR unknown command '{}', with args beginning with: {}", name, args)
+}
+
+fn reject(ctx: &mut Ctx<'_>, msg: &str) {
+    if let Some(m) = ctx.client.multi.as_mut() {
+        if !ctx.in_exec {
+            m.aborted = true;
+        }
+    }
+    ctx.err(msg);
+}
+
+/// Resolves argv to a command spec, or replies with the error Redis would give.
+fn resolve(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Option<&'static CommandSpec> {
+    let Some(top) = ctx.st.index.lookup(argv[0]) else {
+        ctx.st.stats.unknown_commands += 1;
+        reject(ctx, &unknown_command(argv));
+        return None;
+    };
+    if top.subcommands.is_empty() {
+        return Some(top);
+    }
+    if argv.len() < 2 {
+        if top.name == "command" {
+            // Bare COMMAND lists every command.
+            return Some(&table::COMMAND_SUBCOMMANDS[1]);
+        }
+        reject(ctx, &format!("ERR wrong number of arguments for '{}' command", top.name));
+        return None;
+    }
+    match table::find_sub(top, argv[1]) {
+        Some(s) => Some(s),
+        None => {
+            let sub = String::from_utf8_lossy(&argv[1][..argv[1].len().min(128)]);
+            reject(ctx, &format!("ERR unknown subcommand '{}'. Try {} HELP.", sub, top.name.to_ascii_uppercase()));
+            None
+        }
+    }
+}
+
+fn is_transaction_control(cmd: &CommandSpec) -> bool {
+    matches!(cmd.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset")
+}
+
+/// Runs one command for `ctx.client`.
+pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.is_empty() {
+        return;
+    }
+    let Some(cmd) = resolve(ctx, argv) else { return };
+    let bare_command = cmd.name == "command|info" && argv.len() == 1;
+    if !bare_command && !cmd.arity_ok(argv.len()) {
+        reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
+        return;
+    }
+    if ctx.client.multi.is_some() && !ctx.in_exec && !is_transaction_control(cmd) {
+        if cmd.flags & flags::NO_MULTI != 0 {
+            reject(ctx, "ERR Command not allowed inside a transaction");
+            return;
+        }
+        if cmd.flags & flags::DENYOOM != 0 && !crate::evict::memory_ok(ctx) {
+            reject(ctx, "OOM command not allowed when used memory > 'maxmemory'.");
+            return;
+        }
+        let mut raw = Vec::new();
+        crate::resp::encode_command(&mut raw, argv);
+        ctx.client.multi.as_mut().unwrap().queue.push(raw);
+        ctx.reply.simple(b"QUEUED");
+        return;
+    }
+    if cmd.flags & flags::DENYOOM != 0 && !ctx.st.replica_mode && !crate::evict::make_room(ctx) {
+        ctx.st.stats.rejected_oom += 1;
+        ctx.err("OOM command not allowed when used memory > 'maxmemory'.");
+        return;
+    }
+    let (saved_dirty, saved_custom) = (ctx.dirty, ctx.custom_fx);
+    ctx.dirty = 0;
+    ctx.custom_fx = false;
+    let handler = cmd.handler.expect("leaf commands have handlers");
+    handler(ctx, argv);
+    ctx.st.stats.commands += 1;
+    ctx.client.last_cmd = cmd.name;
+    ctx.client.last_ms = ctx.st.now_ms;
+    if ctx.dirty > 0 && !ctx.custom_fx && cmd.is_write() {
+        emit(ctx.fx, ctx.client.db, argv);
+    }
+    ctx.dirty = saved_dirty + ctx.dirty;
+    ctx.custom_fx = saved_custom;
+}

@@ -1,0 +1,289 @@
+//! The engine: all databases, clients and configuration of one shard, driven one batch at
+//! a time. Deterministic: time and randomness come from the host with each call.
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::vec::Vec;
+
+use crate::batch::{self, BatchReader, EffectReader};
+use crate::client::Client;
+use crate::config::Config;
+use crate::ctx::Ctx;
+use crate::db::Db;
+use crate::dict::Dict;
+use crate::reply::Reply;
+use crate::table::CommandIndex;
+use crate::util::Rng;
+
+pub const NUM_DBS: usize = 16;
+
+#[derive(Default, Clone)]
+pub struct Stats {
+    pub commands: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    pub expired_keys: u64,
+    pub evicted_keys: u64,
+    pub connections: u64,
+    pub rejected_oom: u64,
+    pub unknown_commands: u64,
+}
+
+/// Everything a command can touch besides its own client.
+pub struct State {
+    pub dbs: Vec<Db>,
+    pub config: Config,
+    pub stats: Stats,
+    pub now_ms: i64,
+    pub now_us: i64,
+    pub start_ms: i64,
+    pub rng: Rng,
+    /// Seed for hash tables (chosen by the host at start).
+    pub seed: u64,
+    /// `db ‖ key` → ids of clients watching it.
+    pub watched: Dict<Vec<u64>>,
+    /// Clients whose WATCHed keys changed.
+    pub cas_dirty: BTreeSet<u64>,
+    /// Applying a primary's effects: never expire or evict by ourselves, the primary's
+    /// DEL effects do it.
+    pub replica_mode: bool,
+    pub index: CommandIndex,
+    /// Measures the engine's heap in use (the component's allocator), for maxmemory.
+    pub memory_probe: fn() -> usize,
+    pub server_info: Vec<u8>,
+    pub lastsave: i64,
+    /// Index of the db the active expiry cycle resumes at.
+    pub expire_cursor_db: usize,
+}
+
+fn no_probe() -> usize {
+    0
+}
+
+pub struct Engine {
+    pub st: State,
+    clients: Vec<Option<Client>>,
+    client_slots: BTreeMap<u64, usize>,
+    free_slots: Vec<usize>,
+    reply: Reply,
+    effects: Vec<u8>,
+    args: Vec<(usize, usize)>,
+}
+
+impl Engine {
+    pub fn new(seed: u64) -> Self {
+        let dbs = (0..NUM_DBS).map(|i| Db::new(seed.wrapping_add(i as u64))).collect();
+        Engine {
+            st: State {
+                dbs,
+                config: Config::default(),
+                stats: Stats::default(),
+                now_ms: 0,
+                now_us: 0,
+                start_ms: 0,
+                rng: Rng::new(seed),
+                seed,
+                watched: Dict::new(seed ^ 0x77),
+                cas_dirty: BTreeSet::new(),
+                replica_mode: false,
+                index: CommandIndex::new(),
+                memory_probe: no_probe,
+                server_info: Vec::new(),
+                lastsave: 0,
+                expire_cursor_db: 0,
+            },
+            clients: Vec::new(),
+            client_slots: BTreeMap::new(),
+            free_slots: Vec::new(),
+            reply: Reply::new(),
+            effects: Vec::new(),
+            args: Vec::new(),
+        }
+    }
+
+    pub fn set_memory_probe(&mut self, probe: fn() -> usize) {
+        self.st.memory_probe = probe;
+    }
+
+    fn set_time(&mut self, now_us: i64) {
+        self.st.now_us = now_us;
+        self.st.now_ms = now_us / 1000;
+        if self.st.start_ms == 0 {
+            self.st.start_ms = self.st.now_ms;
+            self.st.lastsave = self.st.now_ms / 1000;
+        }
+    }
+
+    fn slot_of(&mut self, id: u64) -> usize {
+        if let Some(&s) = self.client_slots.get(&id) {
+            return s;
+        }
+        let mut c = Client::new(id, self.st.now_ms);
+        c.last_ms = self.st.now_ms;
+        self.st.stats.connections += 1;
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.clients[s] = Some(c);
+                s
+            }
+            None => {
+                self.clients.push(Some(c));
+                self.clients.len() - 1
+            }
+        };
+        self.client_slots.insert(id, slot);
+        slot
+    }
+
+    fn drop_client(&mut self, id: u64) {
+        if let Some(slot) = self.client_slots.remove(&id) {
+            if let Some(mut c) = self.clients[slot].take() {
+                crate::multi::unwatch_all(&mut self.st, &mut c);
+            }
+            self.free_slots.push(slot);
+        }
+    }
+
+    /// Runs one batch (see `batch`), returning the output records.
+    pub fn execute(&mut self, input: &[u8], now_us: i64, seed: u64) -> Vec<u8> {
+        self.set_time(now_us);
+        self.st.rng = Rng::new(seed);
+        let mut out = Vec::with_capacity(input.len() + 64);
+        for rec in BatchReader::new(input) {
+            match rec.kind {
+                batch::REC_COMMAND => self.run_client_command(rec.client, rec.payload, &mut out),
+                batch::REC_CONNECT => {
+                    let slot = self.slot_of(rec.client);
+                    let c = self.clients[slot].as_mut().unwrap();
+                    let mut parts = rec.payload.splitn(2, |&b| b == b'\n');
+                    c.addr = parts.next().unwrap_or_default().to_vec();
+                    c.laddr = parts.next().unwrap_or_default().to_vec();
+                    batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                }
+                batch::REC_DISCONNECT => {
+                    self.drop_client(rec.client);
+                    batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                }
+                batch::REC_TICK => {
+                    self.effects.clear();
+                    crate::expire::active_expire_cycle(&mut self.st, &mut self.effects);
+                    let flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };
+                    batch::write_out(&mut out, rec.kind, 0, flags, b"", &self.effects);
+                }
+                batch::REC_SERVER_INFO => {
+                    self.st.server_info = rec.payload.to_vec();
+                    for line in rec.payload.split(|&b| b == b'\n') {
+                        if let Some(p) = line.iter().position(|&b| b == b':') {
+                            let (k, v) = (&line[..p], &line[p + 1..]);
+                            let k = core::str::from_utf8(k).unwrap_or("");
+                            let v = core::str::from_utf8(v).unwrap_or("").trim_end_matches('\r');
+                            match k {
+                                "tcp_port" => self.st.config.set_fixed("port", v),
+                                "bind" => self.st.config.set_fixed("bind", v),
+                                "dir" => self.st.config.set_fixed("dir", v),
+                                _ => {}
+                            }
+                        }
+                    }
+                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
+                }
+                _ => batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b""),
+            }
+        }
+        out
+    }
+
+    fn run_client_command(&mut self, id: u64, payload: &[u8], out: &mut Vec<u8>) {
+        let slot = self.slot_of(id);
+        let mut client = self.clients[slot].take().expect("client slot");
+        self.args.clear();
+        self.reply.buf.clear();
+        self.effects.clear();
+        self.reply.resp3 = client.resp3;
+        let mut close = false;
+        if crate::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
+            let argv: Vec<&[u8]> = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
+            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            crate::dispatch::call(&mut ctx, &argv);
+            close = ctx.close;
+        } else {
+            self.reply.error(b"ERR Protocol error: malformed command record");
+        }
+        let mut flags = 0;
+        if close {
+            flags |= batch::OUT_CLOSE;
+        }
+        if !self.effects.is_empty() {
+            flags |= batch::OUT_WRITE;
+        }
+        if client.resp3 {
+            flags |= batch::OUT_RESP3;
+        }
+        let suppress = client.reply_off || core::mem::take(&mut client.reply_skip) && !self.reply.buf.is_empty();
+        let reply: &[u8] = if suppress { b"" } else { &self.reply.buf };
+        batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
+        self.clients[slot] = Some(client);
+    }
+
+    /// Applies effects produced by a primary (replica apply, log replay). Expiry and
+    /// eviction are left to the primary's own DEL effects.
+    pub fn apply(&mut self, effects: &[u8], now_us: i64) -> Result<usize, ApplyError> {
+        self.set_time(now_us);
+        let was = self.st.replica_mode;
+        self.st.replica_mode = true;
+        let mut client = Client::new(u64::MAX, self.st.now_ms);
+        let mut reader = EffectReader::new(effects);
+        let mut n = 0;
+        let mut result = Ok(());
+        let mut args = Vec::new();
+        while let Some(fx) = reader.next() {
+            if fx.db as usize >= NUM_DBS {
+                result = Err(ApplyError::BadDb(fx.db));
+                break;
+            }
+            client.db = fx.db as usize;
+            args.clear();
+            crate::resp::read_command(fx.command, &mut args);
+            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
+            self.reply.buf.clear();
+            self.effects.clear();
+            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            crate::dispatch::call(&mut ctx, &argv);
+            if self.reply.buf.first() == Some(&b'-') {
+                let msg = alloc::string::String::from_utf8_lossy(&self.reply.buf[1..]).trim_end().into();
+                result = Err(ApplyError::Rejected(msg));
+                break;
+            }
+            n += 1;
+        }
+        if result.is_ok() && !reader.at_end() {
+            result = Err(ApplyError::Malformed);
+        }
+        self.st.replica_mode = was;
+        result.map(|_| n)
+    }
+
+    pub fn dbsize(&self, db: usize) -> usize {
+        self.st.dbs[db].len()
+    }
+
+    pub fn total_keys(&self) -> usize {
+        self.st.dbs.iter().map(|d| d.len()).sum()
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum ApplyError {
+    BadDb(u8),
+    Malformed,
+    Rejected(alloc::string::String),
+}
+
+impl core::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ApplyError::BadDb(d) => write!(f, "effect names database {d}, out of range"),
+            ApplyError::Malformed => write!(f, "malformed effect record"),
+            ApplyError::Rejected(m) => write!(f, "effect rejected by the engine: {m}"),
+        }
+    }
+}

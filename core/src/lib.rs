@@ -1,0 +1,39 @@
+//! memoria-core: the command engine. `no_std` + `alloc`, no I/O, no clock, no RNG of its
+//! own: the host passes time and a seed with every batch, so the same inputs always give
+//! the same replies and effects. Built natively (tests, benches, the host's parser) and as
+//! a WebAssembly component (`--features component`, see `guest`).
+#![no_std]
+
+extern crate alloc;
+#[cfg(feature = "component")]
+extern crate std;
+
+pub mod batch;
+pub mod client;
+pub mod config;
+pub mod ctx;
+pub mod db;
+pub mod dict;
+pub mod dispatch;
+pub mod engine;
+pub mod evict;
+pub mod expire;
+pub mod object;
+pub mod reply;
+pub mod resp;
+pub mod snapshot;
+pub mod table;
+pub mod util;
+
+// Command families, one file each (like Redis's t_*.c).
+pub mod connection;
+pub mod keyspace;
+pub mod multi;
+pub mod server;
+pub mod t_hash;
+pub mod t_string;
+
+#[cfg(feature = "component")]
+mod guest;
+
+pub use engine::{ApplyError, Engine};

@@ -1,0 +1,119 @@
+//! Values stored under keys, with the compact encodings Redis reports in OBJECT ENCODING.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crate::dict::Dict;
+use crate::t_hash::HashValue;
+
+pub enum Value {
+    /// A string that is a canonical integer (OBJECT ENCODING "int").
+    Int(i64),
+    /// An immutable string ("embstr" up to 44 bytes, "raw" above).
+    Str(Box<[u8]>),
+    /// A string grown in place by APPEND/SETRANGE ("raw"): amortised growth like an sds.
+    Raw(Vec<u8>),
+    Hash(HashValue),
+}
+
+/// A key's value plus its metadata.
+pub struct Entry {
+    pub val: Value,
+    /// Absolute expiry in unix ms, or `NO_EXPIRE`.
+    pub expire_at: i64,
+    /// Access clock (unix seconds, truncated) for LRU eviction sampling.
+    pub lru: u32,
+}
+
+pub const NO_EXPIRE: i64 = -1;
+
+/// The largest string Redis stores as embstr.
+pub const EMBSTR_LIMIT: usize = 44;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    String,
+    Hash,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::Hash => "hash",
+        }
+    }
+    pub fn code(self) -> u8 {
+        match self {
+            Kind::String => 0,
+            Kind::Hash => 4,
+        }
+    }
+}
+
+impl Value {
+    /// Builds a string value the way SET does (`tryObjectEncoding`).
+    pub fn from_bytes(b: &[u8]) -> Value {
+        if b.len() <= 20 {
+            if let Some(i) = crate::util::parse_i64(b) {
+                return Value::Int(i);
+            }
+        }
+        Value::Str(b.into())
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Value::Int(_) | Value::Str(_) | Value::Raw(_) => Kind::String,
+            Value::Hash(_) => Kind::Hash,
+        }
+    }
+
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Value::Int(_) => "int",
+            Value::Str(s) if s.len() <= EMBSTR_LIMIT => "embstr",
+            Value::Str(_) | Value::Raw(_) => "raw",
+            Value::Hash(h) => h.encoding(),
+        }
+    }
+
+    /// The string's bytes, materialising an integer; None for non-strings.
+    pub fn string_bytes(&self) -> Option<alloc::borrow::Cow<'_, [u8]>> {
+        use alloc::borrow::Cow;
+        match self {
+            Value::Int(i) => Some(Cow::Owned(crate::util::int_bytes(*i))),
+            Value::Str(s) => Some(Cow::Borrowed(s)),
+            Value::Raw(s) => Some(Cow::Borrowed(s)),
+            _ => None,
+        }
+    }
+
+    pub fn string_len(&self) -> Option<usize> {
+        match self {
+            Value::Int(i) => Some(crate::util::int_bytes(*i).len()),
+            Value::Str(s) => Some(s.len()),
+            Value::Raw(s) => Some(s.len()),
+            _ => None,
+        }
+    }
+
+    /// Deep copy (COPY command).
+    pub fn duplicate(&self, seed: u64) -> Value {
+        match self {
+            Value::Int(i) => Value::Int(*i),
+            Value::Str(s) => Value::Str(s.clone()),
+            Value::Raw(s) => Value::Str(s.as_slice().into()),
+            Value::Hash(h) => Value::Hash(h.duplicate(seed)),
+        }
+    }
+}
+
+/// Copies a Dict of byte values (used by collection types' COPY).
+pub fn dup_bytes_dict(d: &Dict<Box<[u8]>>, seed: u64) -> Dict<Box<[u8]>> {
+    let mut out = Dict::new(seed);
+    for (k, v) in d.iter() {
+        out.insert_new(k.into(), v.clone());
+    }
+    out
+}

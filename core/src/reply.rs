@@ -1,0 +1,113 @@
+//! RESP2/RESP3 reply encoding. One writer, two dialects: each call emits the form the
+//! connection negotiated with HELLO.
+
+use crate::util::push_int;
+use alloc::vec::Vec;
+
+pub struct Reply {
+    pub buf: Vec<u8>,
+    pub resp3: bool,
+}
+
+impl Reply {
+    pub fn new() -> Self {
+        Reply { buf: Vec::with_capacity(256), resp3: false }
+    }
+
+    #[inline]
+    fn line(&mut self, prefix: u8, n: i64) {
+        self.buf.push(prefix);
+        push_int(&mut self.buf, n);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    pub fn ok(&mut self) {
+        self.buf.extend_from_slice(b"+OK\r\n");
+    }
+    pub fn simple(&mut self, s: &[u8]) {
+        self.buf.push(b'+');
+        self.buf.extend_from_slice(s);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+    /// `msg` carries its own code (`ERR …`, `WRONGTYPE …`); CR/LF are replaced so a
+    /// reflected argument can never break the framing.
+    pub fn error(&mut self, msg: &[u8]) {
+        self.buf.push(b'-');
+        for &c in msg {
+            self.buf.push(if c == b'\r' || c == b'\n' { b' ' } else { c });
+        }
+        self.buf.extend_from_slice(b"\r\n");
+    }
+    pub fn int(&mut self, v: i64) {
+        self.line(b':', v);
+    }
+    pub fn bulk(&mut self, s: &[u8]) {
+        self.line(b'$', s.len() as i64);
+        self.buf.extend_from_slice(s);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+    pub fn bulk_int(&mut self, v: i64) {
+        let mut tmp = Vec::with_capacity(20);
+        push_int(&mut tmp, v);
+        self.bulk(&tmp);
+    }
+    pub fn null(&mut self) {
+        if self.resp3 { self.buf.extend_from_slice(b"_\r\n") } else { self.buf.extend_from_slice(b"$-1\r\n") }
+    }
+    pub fn null_array(&mut self) {
+        if self.resp3 { self.buf.extend_from_slice(b"_\r\n") } else { self.buf.extend_from_slice(b"*-1\r\n") }
+    }
+    pub fn array(&mut self, n: usize) {
+        self.line(b'*', n as i64);
+    }
+    pub fn map(&mut self, n: usize) {
+        if self.resp3 { self.line(b'%', n as i64) } else { self.line(b'*', 2 * n as i64) }
+    }
+    pub fn set(&mut self, n: usize) {
+        if self.resp3 { self.line(b'~', n as i64) } else { self.line(b'*', n as i64) }
+    }
+    pub fn push(&mut self, n: usize) {
+        if self.resp3 { self.line(b'>', n as i64) } else { self.line(b'*', n as i64) }
+    }
+    pub fn double(&mut self, v: f64) {
+        let s = crate::util::format_double(v);
+        if self.resp3 {
+            self.buf.push(b',');
+            self.buf.extend_from_slice(&s);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(&s);
+        }
+    }
+    pub fn boolean(&mut self, b: bool) {
+        if self.resp3 {
+            self.buf.extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" })
+        } else {
+            self.int(b as i64)
+        }
+    }
+    /// RESP3 verbatim string (`=len\r\ntxt:...`), a plain bulk string in RESP2.
+    pub fn verbatim(&mut self, s: &[u8]) {
+        if self.resp3 {
+            self.line(b'=', s.len() as i64 + 4);
+            self.buf.extend_from_slice(b"txt:");
+            self.buf.extend_from_slice(s);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(s);
+        }
+    }
+    pub fn bulks<I: IntoIterator<Item = B>, B: AsRef<[u8]>>(&mut self, items: I) {
+        let items: Vec<B> = items.into_iter().collect();
+        self.array(items.len());
+        for i in &items {
+            self.bulk(i.as_ref());
+        }
+    }
+}
+
+impl Default for Reply {
+    fn default() -> Self {
+        Self::new()
+    }
+}

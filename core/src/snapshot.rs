@@ -1,0 +1,199 @@
+//! Dumping and loading the data set in bounded chunks, and the order-independent digest
+//! that snapshots and the effects invariant compare.
+//!
+//! Key record: db u8 | type u8 | expire_at i64 LE | key_len u32 | key | value
+//!   type 0 Int:  i64 LE        type 1 Str / 2 Raw: len u32 | bytes
+//!   type 4 Hash: encoding u8 (0 listpack, 1 table) | n u32 | n × (len u32 | field, len u32 | value)
+//! The chunk envelope (version, checksum) is the snapshot writer's job.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::engine::{Engine, NUM_DBS};
+use crate::object::{NO_EXPIRE, Value};
+use crate::t_hash::HashValue;
+use xxhash_rust::xxh3::xxh3_128;
+
+pub struct DumpChunk {
+    pub data: Vec<u8>,
+    pub next_db: u32,
+    pub next_cursor: u64,
+    pub done: bool,
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(b);
+}
+
+fn encode_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Int(i) => {
+            out.push(0);
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Str(s) => {
+            out.push(1);
+            put_bytes(out, s);
+        }
+        Value::Raw(s) => {
+            out.push(2);
+            put_bytes(out, s);
+        }
+        Value::Hash(h) => {
+            out.push(4);
+            out.push(matches!(h, HashValue::Table(_)) as u8);
+            out.extend_from_slice(&(h.len() as u32).to_le_bytes());
+            h.for_each(|f, x| {
+                put_bytes(out, f);
+                put_bytes(out, x);
+            });
+        }
+    }
+}
+
+struct Cur<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cur<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.b.len() - self.pos < n {
+            return Err(String::from("truncated key record"));
+        }
+        let s = &self.b[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn i64(&mut self) -> Result<i64, String> {
+        Ok(i64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+}
+
+impl Engine {
+    /// Writes whole buckets from (db, cursor) until `max_bytes` is reached. The data set
+    /// must not change between calls (the snapshot process owns its engine).
+    pub fn dump(&self, mut db: u32, mut cursor: u64, max_bytes: usize) -> DumpChunk {
+        let mut data = Vec::new();
+        while (db as usize) < NUM_DBS {
+            let d = &self.st.dbs[db as usize];
+            loop {
+                if d.is_empty() {
+                    cursor = 0;
+                    break;
+                }
+                cursor = d.keys.scan(cursor, |k, e| {
+                    data.push(db as u8);
+                    encode_value_with_key(&mut data, k, e.expire_at, &e.val);
+                });
+                if cursor == 0 {
+                    break;
+                }
+                if data.len() >= max_bytes {
+                    return DumpChunk { data, next_db: db, next_cursor: cursor, done: false };
+                }
+            }
+            db += 1;
+            if data.len() >= max_bytes && (db as usize) < NUM_DBS {
+                return DumpChunk { data, next_db: db, next_cursor: 0, done: false };
+            }
+        }
+        DumpChunk { data, next_db: NUM_DBS as u32, next_cursor: 0, done: true }
+    }
+
+    /// Loads key records; validates every length, never panics on bad input.
+    pub fn load(&mut self, chunk: &[u8]) -> Result<u32, String> {
+        let mut c = Cur { b: chunk, pos: 0 };
+        let mut n = 0;
+        let seed = self.st.seed;
+        while c.pos < chunk.len() {
+            let db = c.u8()? as usize;
+            if db >= NUM_DBS {
+                return Err(alloc::format!("database {} out of range", db));
+            }
+            let ty_pos = c.pos;
+            let ty = c.u8()?;
+            let expire = c.i64()?;
+            let key = c.bytes()?;
+            let val = match ty {
+                0 => Value::Int(c.i64()?),
+                1 => Value::Str(c.bytes()?.into()),
+                2 => Value::Raw(c.bytes()?.to_vec()),
+                4 => {
+                    let table = c.u8()? == 1;
+                    let count = c.u32()? as usize;
+                    let mut h = if table { HashValue::Table(crate::dict::Dict::new(seed)) } else { HashValue::Listpack(Vec::new()) };
+                    for _ in 0..count {
+                        let f = c.bytes()?;
+                        let v = c.bytes()?;
+                        h.set(f, v);
+                    }
+                    Value::Hash(h)
+                }
+                t => return Err(alloc::format!("unknown value type {} at byte {}", t, ty_pos)),
+            };
+            let d = &mut self.st.dbs[db];
+            if d.keys.contains_key(key) {
+                return Err(String::from("duplicate key in snapshot"));
+            }
+            d.add(key, val, 0);
+            if expire != NO_EXPIRE {
+                d.set_expire(key, expire);
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Order-independent digest: the wrapping sum of a 128-bit hash of every key record,
+    /// where a hash's fields are themselves summed, so iteration order never matters and
+    /// string encodings (int/embstr/raw) do not either.
+    pub fn digest(&self) -> [u8; 16] {
+        let mut total: u128 = 0;
+        for (db, d) in self.st.dbs.iter().enumerate() {
+            for (k, e) in d.keys.iter() {
+                let mut rec = Vec::with_capacity(k.len() + 32);
+                rec.push(db as u8);
+                put_bytes(&mut rec, k);
+                rec.extend_from_slice(&e.expire_at.to_le_bytes());
+                rec.push(e.val.kind().code());
+                match &e.val {
+                    Value::Hash(h) => {
+                        let mut sum: u128 = 0;
+                        h.for_each(|f, v| {
+                            let mut p = Vec::with_capacity(f.len() + v.len() + 8);
+                            put_bytes(&mut p, f);
+                            put_bytes(&mut p, v);
+                            sum = sum.wrapping_add(xxh3_128(&p));
+                        });
+                        rec.extend_from_slice(&sum.to_le_bytes());
+                    }
+                    v => put_bytes(&mut rec, &v.string_bytes().unwrap_or_default()),
+                }
+                total = total.wrapping_add(xxh3_128(&rec));
+            }
+        }
+        total.to_le_bytes()
+    }
+}
+
+fn encode_value_with_key(out: &mut Vec<u8>, key: &[u8], expire: i64, v: &Value) {
+    // Type first so the loader can dispatch; value bytes follow the key.
+    let mut val = Vec::new();
+    encode_value(&mut val, v);
+    out.push(val[0]);
+    out.extend_from_slice(&expire.to_le_bytes());
+    put_bytes(out, key);
+    out.extend_from_slice(&val[1..]);
+}

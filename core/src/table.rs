@@ -1,0 +1,343 @@
+//! The command table: the one source of truth for dispatch, arity errors, COMMAND,
+//! key extraction (the host's key tracker, later slot routing) and ACL categories.
+
+use alloc::vec::Vec;
+
+use crate::ctx::Ctx;
+use crate::{connection as conn, keyspace as keys, multi, server, t_hash as hash, t_string as string};
+
+pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
+
+pub mod flags {
+    pub const WRITE: u32 = 1;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const LOADING: u32 = 1 << 6;
+    pub const STALE: u32 = 1 << 7;
+    pub const FAST: u32 = 1 << 8;
+    pub const NO_AUTH: u32 = 1 << 9;
+    pub const NO_MULTI: u32 = 1 << 10;
+    pub const ALLOW_BUSY: u32 = 1 << 11;
+    pub const MAY_REPLICATE: u32 = 1 << 12;
+    /// Observes the whole keyspace of its database (DBSIZE, KEYS, SCAN, RANDOMKEY,
+    /// FLUSHDB…): the host's tracker holds it until every pending write is durable.
+    pub const KEYSPACE: u32 = 1 << 13;
+    /// Changes per-connection state only (SELECT, HELLO, CLIENT SETNAME…).
+    pub const CONNECTION: u32 = 1 << 14;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (NO_MULTI, "no_multi"),
+        (ALLOW_BUSY, "allow_busy"),
+        (MAY_REPLICATE, "may_replicate"),
+    ];
+}
+
+use flags::*;
+
+pub struct CommandSpec {
+    /// Lower-case name; for subcommands `container|sub`.
+    pub name: &'static str,
+    /// Redis arity: exact count if positive, minimum count if negative (name included).
+    pub arity: i32,
+    pub flags: u32,
+    /// Key positions: first, last (negative counts from the end), step. 0 = no keys.
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub group: &'static str,
+    pub since: &'static str,
+    pub summary: &'static str,
+    pub handler: Option<Handler>,
+    pub subcommands: &'static [CommandSpec],
+}
+
+impl CommandSpec {
+    pub fn is_write(&self) -> bool {
+        self.flags & WRITE != 0
+    }
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a > 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+    /// Indexes of key arguments in `argv` (argv[0] is the command name).
+    pub fn key_indexes(&self, argc: usize, out: &mut Vec<usize>) {
+        if self.first_key <= 0 {
+            return;
+        }
+        let first = self.first_key as usize;
+        let last = if self.last_key < 0 { argc as i64 + self.last_key as i64 } else { self.last_key as i64 };
+        if last < first as i64 {
+            return;
+        }
+        let last = (last as usize).min(argc.saturating_sub(1));
+        let step = self.step.max(1) as usize;
+        let mut i = first;
+        while i <= last {
+            out.push(i);
+            i += step;
+        }
+    }
+    /// Categories reported by COMMAND INFO / used by ACL (`@read`, `@write`…).
+    pub fn acl_categories(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        v.push(if self.flags & WRITE != 0 { "@write" } else if self.flags & READONLY != 0 { "@read" } else { "@slow" });
+        if self.flags & (WRITE | READONLY) != 0 && self.group != "generic" && self.group != "server" {
+            v.push(match self.group {
+                "string" => "@string",
+                "hash" => "@hash",
+                "transactions" => "@transaction",
+                _ => "@keyspace",
+            });
+        }
+        if self.group == "generic" {
+            v.push("@keyspace");
+        }
+        if self.group == "connection" {
+            v.push("@connection");
+        }
+        if self.group == "transactions" {
+            v.push("@transaction");
+        }
+        if self.flags & ADMIN != 0 {
+            v.push("@admin");
+            v.push("@dangerous");
+        }
+        v.push(if self.flags & FAST != 0 { "@fast" } else { "@slow" });
+        v.dedup();
+        v
+    }
+}
+
+macro_rules! cmd {
+    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $group:literal, $since:literal, $summary:literal, $h:expr) => {
+        CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            first_key: $keys.0,
+            last_key: $keys.1,
+            step: $keys.2,
+            group: $group,
+            since: $since,
+            summary: $summary,
+            handler: Some($h),
+            subcommands: &[],
+        }
+    };
+}
+
+macro_rules! container {
+    ($name:literal, $arity:expr, $group:literal, $since:literal, $summary:literal, $subs:expr) => {
+        CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: 0,
+            first_key: 0,
+            last_key: 0,
+            step: 0,
+            group: $group,
+            since: $since,
+            summary: $summary,
+            handler: None,
+            subcommands: $subs,
+        }
+    };
+}
+
+const NK: (i32, i32, i32) = (0, 0, 0);
+const K1: (i32, i32, i32) = (1, 1, 1);
+const KALL: (i32, i32, i32) = (1, -1, 1);
+
+const W: u32 = WRITE;
+const WD: u32 = WRITE | DENYOOM;
+const WDF: u32 = WRITE | DENYOOM | FAST;
+const WF: u32 = WRITE | FAST;
+const R: u32 = READONLY;
+const RF: u32 = READONLY | FAST;
+const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST | CONNECTION;
+
+pub static CLIENT_SUBCOMMANDS: [CommandSpec; 9] = [
+    cmd!("client|id", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "5.0.0", "Returns the unique client ID of the connection.", conn::client_id),
+    cmd!("client|setname", 3, CONN, NK, "connection", "2.6.9", "Sets the connection name.", conn::client_setname),
+    cmd!("client|getname", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "2.6.9", "Returns the name of the connection.", conn::client_getname),
+    cmd!("client|info", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "6.2.0", "Returns information about the connection.", conn::client_info),
+    cmd!("client|list", -2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "2.4.0", "Lists open connections.", conn::client_list),
+    cmd!("client|setinfo", 4, CONN, NK, "connection", "7.2.0", "Sets information specific to the client or connection.", conn::client_setinfo),
+    cmd!("client|no-evict", 3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "7.0.0", "Sets the client eviction mode of the connection.", conn::client_noevict),
+    cmd!("client|reply", 3, CONN, NK, "connection", "3.2.0", "Instructs the server whether to reply to commands.", conn::client_reply),
+    cmd!("client|help", 2, LOADING | STALE, NK, "connection", "5.0.0", "Returns helpful text about the different subcommands.", conn::client_help),
+];
+
+pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
+    cmd!("config|get", -3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Returns the effective values of configuration parameters.", server::config_get),
+    cmd!("config|set", -4, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Sets configuration parameters in-flight.", server::config_set),
+    cmd!("config|resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Resets the server's statistics.", server::config_resetstat),
+    cmd!("config|rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.8.0", "Persists the effective configuration to file.", server::config_rewrite),
+    cmd!("config|help", 2, LOADING | STALE, NK, "server", "5.0.0", "Returns helpful text about the different subcommands.", server::config_help),
+];
+
+pub static COMMAND_SUBCOMMANDS: [CommandSpec; 6] = [
+    cmd!("command|count", 2, LOADING | STALE, NK, "server", "2.8.13", "Returns a count of commands.", server::command_count),
+    cmd!("command|info", -2, LOADING | STALE, NK, "server", "2.8.13", "Returns information about one, multiple or all commands.", server::command_info),
+    cmd!("command|docs", -2, LOADING | STALE, NK, "server", "7.0.0", "Returns documentary information about one, multiple or all commands.", server::command_docs),
+    cmd!("command|getkeys", -3, LOADING | STALE, NK, "server", "2.8.13", "Extracts the key names from an arbitrary command.", server::command_getkeys),
+    cmd!("command|list", -2, LOADING | STALE, NK, "server", "7.0.0", "Returns a list of command names.", server::command_list),
+    cmd!("command|help", 2, LOADING | STALE, NK, "server", "5.0.0", "Returns helpful text about the different subcommands.", server::command_help),
+];
+
+pub static OBJECT_SUBCOMMANDS: [CommandSpec; 5] = [
+    cmd!("object|encoding", 3, R, (2, 2, 1), "generic", "2.2.3", "Returns the internal encoding of a Redis object.", keys::object_encoding),
+    cmd!("object|refcount", 3, R, (2, 2, 1), "generic", "2.2.3", "Returns the reference count of a value of a key.", keys::object_refcount),
+    cmd!("object|idletime", 3, R, (2, 2, 1), "generic", "2.2.3", "Returns the time since the last access to a Redis object.", keys::object_idletime),
+    cmd!("object|freq", 3, R, (2, 2, 1), "generic", "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", keys::object_freq),
+    cmd!("object|help", 2, LOADING | STALE, NK, "generic", "6.2.0", "Returns helpful text about the different subcommands.", keys::object_help),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    // connection
+    cmd!("ping", -1, FAST, NK, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
+    cmd!("echo", 2, FAST, NK, "connection", "1.0.0", "Returns the given string.", conn::echo),
+    cmd!("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | CONNECTION, NK, "connection", "6.0.0", "Handshakes with the Redis server.", conn::hello),
+    cmd!("select", 2, CONN, NK, "connection", "1.0.0", "Changes the selected database.", conn::select),
+    cmd!("quit", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NK, "connection", "1.0.0", "Closes the connection.", conn::quit),
+    cmd!("reset", 1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | CONNECTION, NK, "connection", "6.2.0", "Resets the connection.", conn::reset),
+    cmd!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NK, "connection", "1.0.0", "Authenticates the connection.", conn::auth),
+    container!("client", -2, "connection", "2.4.0", "A container for client connection commands.", &CLIENT_SUBCOMMANDS),
+    // server
+    container!("command", -1, "server", "2.8.13", "Returns detailed information about all commands.", &COMMAND_SUBCOMMANDS),
+    container!("config", -2, "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBCOMMANDS),
+    cmd!("info", -1, LOADING | STALE, NK, "server", "1.0.0", "Returns information and statistics about the server.", server::info),
+    cmd!("dbsize", 1, RF | KEYSPACE, NK, "server", "1.0.0", "Returns the number of keys in the database.", server::dbsize),
+    cmd!("flushdb", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from the current database.", server::flushdb),
+    cmd!("flushall", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from all databases.", server::flushall),
+    cmd!("time", 1, LOADING | STALE | FAST, NK, "server", "2.6.0", "Returns the server time.", server::time),
+    cmd!("lastsave", 1, LOADING | STALE | FAST, NK, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
+    // generic keyspace
+    cmd!("del", -2, W, KALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del),
+    cmd!("unlink", -2, WF, KALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del),
+    cmd!("exists", -2, RF, KALL, "generic", "1.0.0", "Determines whether one or more keys exist.", keys::exists),
+    cmd!("type", 2, RF, K1, "generic", "1.0.0", "Determines the type of value stored at a key.", keys::type_cmd),
+    cmd!("expire", -3, WF, K1, "generic", "1.0.0", "Sets the expiration time of a key in seconds.", keys::expire),
+    cmd!("pexpire", -3, WF, K1, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", keys::pexpire),
+    cmd!("expireat", -3, WF, K1, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", keys::expireat),
+    cmd!("pexpireat", -3, WF, K1, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", keys::pexpireat),
+    cmd!("ttl", 2, RF, K1, "generic", "1.0.0", "Returns the expiration time in seconds of a key.", keys::ttl),
+    cmd!("pttl", 2, RF, K1, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", keys::pttl),
+    cmd!("expiretime", 2, RF, K1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", keys::expiretime),
+    cmd!("pexpiretime", 2, RF, K1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", keys::pexpiretime),
+    cmd!("persist", 2, WF, K1, "generic", "2.2.0", "Removes the expiration time of a key.", keys::persist),
+    cmd!("keys", 2, R | KEYSPACE, NK, "generic", "1.0.0", "Returns all key names that match a pattern.", keys::keys),
+    cmd!("scan", -2, R | KEYSPACE, NK, "generic", "2.8.0", "Iterates over the key names in the database.", keys::scan),
+    cmd!("randomkey", 1, R | KEYSPACE, NK, "generic", "1.0.0", "Returns a random key name from the database.", keys::randomkey),
+    cmd!("rename", 3, W, (1, 2, 1), "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename),
+    cmd!("renamenx", 3, WF, (1, 2, 1), "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", keys::renamenx),
+    cmd!("copy", -3, WD, (1, 2, 1), "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy),
+    cmd!("touch", -2, RF, KALL, "generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", keys::touch),
+    container!("object", -2, "generic", "2.2.3", "A container for object introspection commands.", &OBJECT_SUBCOMMANDS),
+    // strings
+    cmd!("get", 2, RF, K1, "string", "1.0.0", "Returns the string value of a key.", string::get),
+    cmd!("set", -3, WD, K1, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", string::set),
+    cmd!("setnx", 3, WDF, K1, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", string::setnx),
+    cmd!("setex", 4, WD, K1, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", string::setex),
+    cmd!("psetex", 4, WD, K1, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", string::psetex),
+    cmd!("mget", -2, RF, KALL, "string", "1.0.0", "Atomically returns the string values of one or more keys.", string::mget),
+    cmd!("mset", -3, WD, (1, -1, 2), "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", string::mset),
+    cmd!("msetnx", -3, WD, (1, -1, 2), "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", string::msetnx),
+    cmd!("getset", 3, WDF, K1, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", string::getset),
+    cmd!("getdel", 2, WF, K1, "string", "6.2.0", "Returns the string value of a key after deleting the key.", string::getdel),
+    cmd!("getex", -2, WF, K1, "string", "6.2.0", "Returns the string value of a key after setting its expiration time.", string::getex),
+    cmd!("append", 3, WDF, K1, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", string::append),
+    cmd!("strlen", 2, RF, K1, "string", "2.2.0", "Returns the length of a string value.", string::strlen),
+    cmd!("incr", 2, WDF, K1, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", string::incr),
+    cmd!("decr", 2, WDF, K1, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", string::decr),
+    cmd!("incrby", 3, WDF, K1, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", string::incrby),
+    cmd!("decrby", 3, WDF, K1, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", string::decrby),
+    cmd!("incrbyfloat", 3, WDF, K1, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", string::incrbyfloat),
+    cmd!("getrange", 4, R, K1, "string", "2.4.0", "Returns a substring of the string stored at a key.", string::getrange),
+    cmd!("substr", 4, R, K1, "string", "1.0.0", "Returns a substring from a string value.", string::getrange),
+    cmd!("setrange", 4, WD, K1, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", string::setrange),
+    // hashes
+    cmd!("hset", -4, WDF, K1, "hash", "2.0.0", "Creates or modifies the value of a field in a hash.", hash::hset),
+    cmd!("hmset", -4, WDF, K1, "hash", "2.0.0", "Sets the values of multiple fields.", hash::hmset),
+    cmd!("hsetnx", 4, WDF, K1, "hash", "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", hash::hsetnx),
+    cmd!("hget", 3, RF, K1, "hash", "2.0.0", "Returns the value of a field in a hash.", hash::hget),
+    cmd!("hmget", -3, RF, K1, "hash", "2.0.0", "Returns the values of all fields in a hash.", hash::hmget),
+    cmd!("hdel", -3, WF, K1, "hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hash::hdel),
+    cmd!("hlen", 2, RF, K1, "hash", "2.0.0", "Returns the number of fields in a hash.", hash::hlen),
+    cmd!("hstrlen", 3, RF, K1, "hash", "3.2.0", "Returns the length of the value of a field.", hash::hstrlen),
+    cmd!("hincrby", 4, WDF, K1, "hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrby),
+    cmd!("hincrbyfloat", 4, WDF, K1, "hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrbyfloat),
+    cmd!("hkeys", 2, R, K1, "hash", "2.0.0", "Returns all fields in a hash.", hash::hkeys),
+    cmd!("hvals", 2, R, K1, "hash", "2.0.0", "Returns all values in a hash.", hash::hvals),
+    cmd!("hgetall", 2, R, K1, "hash", "2.0.0", "Returns all fields and values in a hash.", hash::hgetall),
+    cmd!("hexists", 3, RF, K1, "hash", "2.0.0", "Determines whether a field exists in a hash.", hash::hexists),
+    cmd!("hrandfield", -2, R, K1, "hash", "6.2.0", "Returns one or more random fields from a hash.", hash::hrandfield),
+    cmd!("hscan", -3, R, K1, "hash", "2.8.0", "Iterates over fields and values of a hash.", hash::hscan),
+    // transactions
+    cmd!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
+    cmd!("exec", 1, NOSCRIPT | LOADING | STALE, NK, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),
+    cmd!("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "2.0.0", "Discards a transaction.", multi::discard),
+    cmd!("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, KALL, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", multi::watch),
+    cmd!("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "2.2.0", "Forgets about watched keys of a transaction.", multi::unwatch),
+];
+
+/// Case-insensitive command lookup through a hash index (dispatch is on the hot path).
+pub struct CommandIndex {
+    top: crate::dict::Dict<&'static CommandSpec>,
+}
+
+impl CommandIndex {
+    pub fn new() -> Self {
+        let mut top = crate::dict::Dict::new(0x6d656d6f);
+        for c in COMMANDS {
+            top.insert(c.name.as_bytes(), c);
+        }
+        CommandIndex { top }
+    }
+
+    pub fn lookup(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        if name.len() > 32 {
+            return None;
+        }
+        let mut lower = [0u8; 32];
+        for (i, c) in name.iter().enumerate() {
+            lower[i] = c.to_ascii_lowercase();
+        }
+        self.top.get(&lower[..name.len()]).copied()
+    }
+
+    /// Resolves a command and, for containers, its subcommand. None for unknown ones.
+    pub fn resolve(&self, argv: &[&[u8]]) -> Option<&'static CommandSpec> {
+        let top = self.lookup(argv.first()?)?;
+        if top.subcommands.is_empty() {
+            return Some(top);
+        }
+        find_sub(top, argv.get(1)?)
+    }
+}
+
+impl Default for CommandIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn find_sub(top: &'static CommandSpec, sub: &[u8]) -> Option<&'static CommandSpec> {
+    top.subcommands.iter().find(|s| {
+        let n = s.name.split('|').nth(1).unwrap_or("");
+        n.as_bytes().eq_ignore_ascii_case(sub)
+    })
+}

@@ -1,0 +1,291 @@
+//! Number parsing/formatting and glob matching with Redis's exact rules.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// Redis's `string2ll`: no sign other than a leading '-', no leading zeros, no spaces,
+/// "-0" rejected, and the value must fit in i64.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = if s[0] == b'-' { (true, &s[1..]) } else { (false, s) };
+    if digits.is_empty() || digits[0] < b'1' || digits[0] > b'9' {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if neg {
+        if v > i64::MAX as u64 + 1 {
+            None
+        } else {
+            Some((v as i64).wrapping_neg())
+        }
+    } else if v > i64::MAX as u64 {
+        None
+    } else {
+        Some(v as i64)
+    }
+}
+
+/// Parses a float the way Redis's `string2ld`/`string2d` do: no leading space, the whole
+/// input consumed, NaN refused. Accepts what strtod accepts (exponents, "inf").
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    if s.is_empty() || s.len() > 5000 || s[0].is_ascii_whitespace() {
+        return None;
+    }
+    let t = core::str::from_utf8(s).ok()?;
+    // Rust accepts "infinity"/"inf"/"nan" in any case like strtod does; hex floats are
+    // the one strtod form it lacks, and clients do not send them.
+    let v: f64 = match t.parse() {
+        Ok(v) => v,
+        Err(_) => {
+            let l = t.to_ascii_lowercase();
+            match l.as_str() {
+                "+inf" | "+infinity" => f64::INFINITY,
+                _ => return None,
+            }
+        }
+    };
+    if v.is_nan() {
+        return None;
+    }
+    Some(v)
+}
+
+/// Appends the decimal form of an integer.
+pub fn push_int(out: &mut Vec<u8>, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let neg = v < 0;
+    let mut u = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if neg {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+pub fn int_bytes(v: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(20);
+    push_int(&mut out, v);
+    out
+}
+
+/// Formats a float for INCRBYFLOAT/HINCRBYFLOAT replies and stored values: plain decimal
+/// notation (never exponent), trailing zeros trimmed, like Redis's `ld2string(.., LD_STR_HUMAN)`.
+/// Redis computes in 80-bit long double; we use f64 and print the shortest representation
+/// that round-trips, which agrees except where long double's extra bits change the digits.
+pub fn format_human_float(v: f64) -> Vec<u8> {
+    if v.is_infinite() {
+        return if v > 0.0 { b"inf".to_vec() } else { b"-inf".to_vec() };
+    }
+    if v == 0.0 {
+        return b"0".to_vec();
+    }
+    let s: String = alloc::format!("{}", v);
+    // Rust's Display never uses exponent notation for f64; "-0" was handled above.
+    s.into_bytes()
+}
+
+/// Formats a double as RESP3 double / `%.17g` would in Redis 7.0 replies.
+pub fn format_double(v: f64) -> Vec<u8> {
+    if v.is_infinite() {
+        return if v > 0.0 { b"inf".to_vec() } else { b"-inf".to_vec() };
+    }
+    format_human_float(v)
+}
+
+/// Glob-style matching with Redis's `stringmatchlen` semantics (`*`, `?`, `[...]`, `\`).
+pub fn glob_match(pattern: &[u8], string: &[u8], nocase: bool) -> bool {
+    glob_inner(pattern, string, nocase, 0)
+}
+
+fn lower(c: u8, nocase: bool) -> u8 {
+    if nocase { c.to_ascii_lowercase() } else { c }
+}
+
+fn glob_inner(mut p: &[u8], mut s: &[u8], nocase: bool, nesting: u32) -> bool {
+    // Same protection Redis has against pathological patterns.
+    if nesting > 1000 {
+        return false;
+    }
+    while !p.is_empty() && !s.is_empty() {
+        match p[0] {
+            b'*' => {
+                while p.len() > 1 && p[1] == b'*' {
+                    p = &p[1..];
+                }
+                if p.len() == 1 {
+                    return true;
+                }
+                while !s.is_empty() {
+                    if glob_inner(&p[1..], s, nocase, nesting + 1) {
+                        return true;
+                    }
+                    s = &s[1..];
+                }
+                return false;
+            }
+            b'?' => {
+                s = &s[1..];
+            }
+            b'[' => {
+                p = &p[1..];
+                let not = !p.is_empty() && p[0] == b'^';
+                if not {
+                    p = &p[1..];
+                }
+                let mut matched = false;
+                loop {
+                    if p.is_empty() {
+                        break;
+                    }
+                    if p[0] == b'\\' && p.len() >= 2 {
+                        p = &p[1..];
+                        if p[0] == s[0] {
+                            matched = true;
+                        }
+                    } else if p[0] == b']' {
+                        break;
+                    } else if p.len() >= 3 && p[1] == b'-' {
+                        let (mut start, mut end) = (p[0], p[2]);
+                        let c = lower(s[0], nocase);
+                        if start > end {
+                            core::mem::swap(&mut start, &mut end);
+                        }
+                        let (start, end) = (lower(start, nocase), lower(end, nocase));
+                        p = &p[2..];
+                        if c >= start && c <= end {
+                            matched = true;
+                        }
+                    } else if lower(p[0], nocase) == lower(s[0], nocase) {
+                        matched = true;
+                    }
+                    p = &p[1..];
+                }
+                if p.is_empty() {
+                    // Unterminated class: Redis treats the end of pattern as the ']'.
+                    let ok = if not { !matched } else { matched };
+                    if !ok {
+                        return false;
+                    }
+                    s = &s[1..];
+                    return s.is_empty();
+                }
+                let ok = if not { !matched } else { matched };
+                if !ok {
+                    return false;
+                }
+                s = &s[1..];
+            }
+            b'\\' if p.len() >= 2 => {
+                p = &p[1..];
+                if lower(p[0], nocase) != lower(s[0], nocase) {
+                    return false;
+                }
+                s = &s[1..];
+            }
+            c => {
+                if lower(c, nocase) != lower(s[0], nocase) {
+                    return false;
+                }
+                s = &s[1..];
+            }
+        }
+        p = &p[1..];
+        if s.is_empty() {
+            while !p.is_empty() && p[0] == b'*' {
+                p = &p[1..];
+            }
+            break;
+        }
+    }
+    p.is_empty() && s.is_empty()
+}
+
+/// Deterministic PRNG (splitmix64) seeded by the host for each batch.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in 0..n (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// ASCII case-insensitive equality for command and option names.
+#[inline]
+pub fn eq_ic(a: &[u8], b: &[u8]) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ints() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        for bad in [&b""[..], b"-0", b"01", b"+1", b" 1", b"1 ", b"1a", b"-"] {
+            assert_eq!(parse_i64(bad), None, "{:?}", bad);
+        }
+        let mut v = Vec::new();
+        push_int(&mut v, i64::MIN);
+        assert_eq!(v, b"-9223372036854775808");
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match(b"*", b"anything", false));
+        assert!(glob_match(b"h?llo", b"hello", false));
+        assert!(glob_match(b"h[ae]llo", b"hallo", false));
+        assert!(!glob_match(b"h[^e]llo", b"hello", false));
+        assert!(glob_match(b"h[a-b]llo", b"hbllo", false));
+        assert!(glob_match(b"a\\*b", b"a*b", false));
+        assert!(!glob_match(b"a\\*b", b"axb", false));
+        assert!(glob_match(b"user:*", b"user:", false));
+        assert!(glob_match(b"*a*", b"bab", false));
+        assert!(!glob_match(b"", b"a", false));
+        assert!(glob_match(b"", b"", false));
+        assert!(glob_match(b"A*", b"abc", true));
+    }
+
+    #[test]
+    fn floats() {
+        assert_eq!(format_human_float(10.5 + 0.1), b"10.6");
+        assert_eq!(format_human_float(3.0), b"3");
+        assert_eq!(format_human_float(-1.5e20), b"-150000000000000000000");
+        assert_eq!(parse_f64(b"1e3"), Some(1000.0));
+        assert_eq!(parse_f64(b" 1"), None);
+        assert_eq!(parse_f64(b"nan"), None);
+    }
+}

@@ -1,0 +1,6 @@
+//! memoria-host: the RESP server around the WebAssembly engine.
+
+pub mod conn;
+pub mod server;
+pub mod shard;
+pub mod wasm;

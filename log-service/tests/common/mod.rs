@@ -150,3 +150,80 @@ pub async fn serve(core: LogCore, token: Option<&str>) -> String {
 pub async fn sqlite_core(dir: &Path) -> LogCore {
     LogCore::open_sqlite(sqlite_path(dir)).await.expect("open sqlite")
 }
+
+/// Three consecutive free loopback ports.
+pub fn free_port_range() -> u16 {
+    loop {
+        let base = free_port();
+        if base < 65000 && (1..3).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            return base;
+        }
+    }
+}
+
+/// Drives `e2e/pg3az` for one test: its own state dir and ports, torn down on drop.
+pub struct Pg3Az {
+    pub dir: PathBuf,
+    pub pg_port: u16,
+    pub svc_port: u16,
+    pub token: String,
+}
+
+impl Pg3Az {
+    pub fn up() -> Pg3Az {
+        pg_bin();
+        let dir = std::env::temp_dir().join(format!("memoria-pg3az-test-{}-{}", std::process::id(), free_port()));
+        let mut me = Pg3Az { dir, pg_port: free_port_range(), svc_port: 0, token: "az-test-token".into() };
+        me.svc_port = loop {
+            let p = free_port_range();
+            if p.abs_diff(me.pg_port) > 3 {
+                break p;
+            }
+        };
+        me.run(&["up"]);
+        me
+    }
+
+    pub fn script() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../e2e/pg3az")
+    }
+
+    /// Runs a subcommand; panics with its output on failure. Returns stdout.
+    pub fn run(&self, args: &[&str]) -> String {
+        let out = Command::new(Self::script())
+            .args(args)
+            .env("PG3AZ_DIR", &self.dir)
+            .env("PG3AZ_PG_PORT", self.pg_port.to_string())
+            .env("PG3AZ_SVC_PORT", self.svc_port.to_string())
+            .env("PG3AZ_TOKEN", &self.token)
+            .env("MEMORIA_LOG_BIN", env!("CARGO_BIN_EXE_memoria-log"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("run e2e/pg3az");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        eprintln!("pg3az {}: {}{}", args.join(" "), stdout, String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "pg3az {args:?} failed");
+        stdout
+    }
+
+    pub fn url(&self, az: usize) -> String {
+        format!("http://127.0.0.1:{}", self.svc_port + az as u16)
+    }
+
+    pub fn pg_hosts(&self) -> Vec<String> {
+        (0..3).map(|i| format!("127.0.0.1:{}", self.pg_port + i)).collect()
+    }
+}
+
+impl Drop for Pg3Az {
+    fn drop(&mut self) {
+        let _ = Command::new(Self::script())
+            .arg("down")
+            .env("PG3AZ_DIR", &self.dir)
+            .env("PG3AZ_PG_PORT", self.pg_port.to_string())
+            .env("PG3AZ_SVC_PORT", self.svc_port.to_string())
+            .env("PG3AZ_TOKEN", &self.token)
+            .stdin(Stdio::null())
+            .output();
+    }
+}

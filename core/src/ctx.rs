@@ -24,12 +24,16 @@ impl State {
     /// Checks a key's TTL. If it has passed, a primary deletes the key and emits DEL;
     /// a replica only reports it gone (the primary's DEL will follow in the log).
     /// Returns true when the key is logically absent because it expired.
+    /// While applying a primary's effects nothing expires by itself: the primary saw every
+    /// key it touched alive, and its DEL effects carry the expirations.
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> bool {
-        let at = match self.dbs[db].keys.get(key) {
-            Some(e) if e.expire_at != NO_EXPIRE && e.expire_at <= self.now_ms => e.expire_at,
+        if self.applying || self.dbs[db].expires.is_empty() {
+            return false;
+        }
+        match self.dbs[db].keys.get(key) {
+            Some(e) if e.expire_at != NO_EXPIRE && e.expire_at <= self.now_ms => {}
             _ => return false,
-        };
-        let _ = at;
+        }
         if self.replica_mode {
             return true;
         }
@@ -60,12 +64,9 @@ impl State {
         }
     }
 
-    /// Looks a key up for a write. On a replica applying the log, expiry is ignored:
-    /// the primary saw the key alive when it ran the command.
+    /// Looks a key up for a write.
     pub fn write(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> Option<&mut Entry> {
-        if !self.replica_mode {
-            self.expire_if_needed(db, key, fx);
-        }
+        self.expire_if_needed(db, key, fx);
         let lru = self.lru_clock();
         let e = self.dbs[db].keys.get_mut(key)?;
         e.lru = lru;

@@ -43,9 +43,11 @@ pub struct State {
     pub watched: Dict<Vec<u64>>,
     /// Clients whose WATCHed keys changed.
     pub cas_dirty: BTreeSet<u64>,
-    /// Applying a primary's effects: never expire or evict by ourselves, the primary's
-    /// DEL effects do it.
+    /// A replica serving reads: expired keys read as absent but are not deleted (the
+    /// primary's DEL effect will come through the log).
     pub replica_mode: bool,
+    /// Applying a primary's effects: nothing expires or is evicted by itself.
+    pub applying: bool,
     pub index: CommandIndex,
     /// Measures the engine's heap in use (the component's allocator), for maxmemory.
     pub memory_probe: fn() -> usize,
@@ -85,6 +87,7 @@ impl Engine {
                 watched: Dict::new(seed ^ 0x77),
                 cas_dirty: BTreeSet::new(),
                 replica_mode: false,
+                applying: false,
                 index: CommandIndex::new(),
                 memory_probe: no_probe,
                 server_info: Vec::new(),
@@ -228,8 +231,9 @@ impl Engine {
     /// eviction are left to the primary's own DEL effects.
     pub fn apply(&mut self, effects: &[u8], now_us: i64) -> Result<usize, ApplyError> {
         self.set_time(now_us);
-        let was = self.st.replica_mode;
+        let was = (self.st.replica_mode, self.st.applying);
         self.st.replica_mode = true;
+        self.st.applying = true;
         let mut client = Client::new(u64::MAX, self.st.now_ms);
         let mut reader = EffectReader::new(effects);
         let mut n = 0;
@@ -258,7 +262,7 @@ impl Engine {
         if result.is_ok() && !reader.at_end() {
             result = Err(ApplyError::Malformed);
         }
-        self.st.replica_mode = was;
+        (self.st.replica_mode, self.st.applying) = was;
         result.map(|_| n)
     }
 

@@ -164,6 +164,7 @@ impl LogCore {
         let store = &self.inner.store;
         let n = req.entries.len() as u64;
         let settle_deadline = started + self.inner.opts.settle_timeout;
+        let mut was_in_doubt = false;
         loop {
             let prev_sum = match self.cached_checksum(log, req.prev_id) {
                 Some(c) => c,
@@ -182,8 +183,19 @@ impl LogCore {
             let ts = crate::now_ms();
             match store.insert(log, req.prev_id, &prev_sum, ts, &rows).await {
                 Ok(InsertOutcome::Inserted) => return Ok(self.appended(log, req.epoch, n, rows.len(), appended, started)),
+                Ok(InsertOutcome::PrevMissing) | Ok(InsertOutcome::Taken) if was_in_doubt => {
+                    // The first attempt's connection broke but its backend kept waiting for
+                    // synchronous replication and has committed since: the rows that beat
+                    // this retry may be our own.
+                    if self.retrying(|| store.checksum_at(log, appended.last_id)).await? == Some(appended.checksum) {
+                        metrics::counter!("memoria_log_in_doubt_total", "outcome" => "landed_late").increment(1);
+                        return Ok(self.appended(log, req.epoch, n, rows.len(), appended, started));
+                    }
+                    return Err(self.conflict(log).await);
+                }
                 Ok(InsertOutcome::PrevMissing) | Ok(InsertOutcome::Taken) => return Err(self.conflict(log).await),
                 Err(LogError::Unavailable(msg)) => {
+                    was_in_doubt = true;
                     tracing::warn!(log, prev_id = req.prev_id, error = %msg, "append outcome unknown; settling");
                     match self.settle(log, req.prev_id, appended, settle_deadline).await? {
                         Settled::Landed => {

@@ -1,0 +1,60 @@
+//! The in-doubt append, made deterministic: commits wait for a synchronous standby that
+//! does not exist, and the backend waiting on it is terminated. PostgreSQL then commits
+//! locally and closes the connection without an answer. The service must settle this by
+//! re-reading the log (the append landed), not report a failure and not write it twice.
+
+mod common;
+
+use std::time::Duration;
+
+use memoria_log::{AppendRequest, LogCore, NewEntry};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminated_sync_rep_wait_is_settled_as_landed() {
+    let metrics = memoria_log::server::prometheus();
+    let pg = common::PgInstance::start();
+    let core = LogCore::connect_pg(pg.config(), Default::default()).await.expect("connect");
+    core.create("s").await.expect("create");
+
+    pg.psql("ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
+    pg.psql("SELECT pg_reload_conf()");
+
+    let c = core.clone();
+    let entries: Vec<NewEntry> = (0..3).map(|i| NewEntry::data(vec![i; 16])).collect();
+    let sent = entries.clone();
+    let append = tokio::spawn(async move { c.append("s", AppendRequest { prev_id: 0, epoch: 1, prev_checksum: None, entries }).await });
+
+    // Wait until the append is parked in the sync-rep wait, then kill that backend.
+    let mut killed = false;
+    for _ in 0..600 {
+        let pid = pg.psql("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' LIMIT 1");
+        if !pid.is_empty() {
+            pg.psql(&format!("SELECT pg_terminate_backend({pid})"));
+            killed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(killed, "the append never waited for synchronous replication");
+    // Let later commits through again.
+    pg.psql("ALTER SYSTEM RESET synchronous_standby_names");
+    pg.psql("SELECT pg_reload_conf()");
+
+    let a = append.await.expect("task").expect("the in-doubt append settles as landed");
+    assert_eq!((a.first_id, a.last_id), (1, 3));
+    assert!(
+        metrics.render().contains("memoria_log_in_doubt_total{outcome=\"landed\"} 1"),
+        "the append was not settled through the in-doubt path"
+    );
+    let all = common::read_all(&core, "s").await;
+    assert_eq!(all.len(), 3, "written exactly once");
+    assert!(all.iter().zip(&sent).all(|(e, s)| e.payload == s.payload));
+
+    // The writer carries on from the settled tail.
+    let next = core
+        .append("s", AppendRequest { prev_id: a.last_id, epoch: 1, prev_checksum: Some(a.checksum), entries: vec![NewEntry::data(&b"next"[..])] })
+        .await
+        .expect("append after settlement");
+    assert_eq!(next.first_id, 4);
+    core.verify("s").await.expect("chain verifies");
+}

@@ -195,12 +195,9 @@ async fn http_cell(name: &str, clients: &[LogClient], secs: f64, payload: usize)
     );
 }
 
-fn pg_core(cfg: PgConfig) -> impl std::future::Future<Output = LogCore> {
-    async move {
-        let mut cfg = cfg;
-        cfg.max_connections = 48;
-        LogCore::connect_pg(cfg, CoreOptions::default()).await.expect("connect")
-    }
+async fn pg_core(mut cfg: PgConfig) -> LogCore {
+    cfg.max_connections = 48;
+    LogCore::connect_pg(cfg, CoreOptions::default()).await.expect("connect")
 }
 
 fn main() {

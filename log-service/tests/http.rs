@@ -48,7 +48,7 @@ async fn clear_client_errors() {
     assert!(matches!(c.head("missing").await, Err(LogError::NotFound(l)) if l == "missing"));
     assert!(matches!(c.append("missing", 0, 1, vec![NewEntry::data(&b"x"[..])]).await, Err(LogError::NotFound(_))));
     assert!(matches!(c.read("missing", 0, 10, Duration::ZERO).await, Err(LogError::NotFound(_))));
-    assert!(matches!(c.create("bad/name").await, Err(_)));
+    assert!(matches!(c.create("bad/name").await, Err(LogError::Invalid(_))));
     assert!(matches!(c.create("bad:name").await, Err(LogError::Invalid(_))));
 
     c.create("s0").await.expect("create");

@@ -178,11 +178,17 @@ pub fn keys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
 }
 
-/// Parses a SCAN cursor like Redis (`strtoul`, base 10, whole string).
+/// Parses a SCAN cursor like Redis (`strtoul`, base 10, whole string; a leading sign is
+/// accepted and '-' wraps, as strtoul does).
 pub fn parse_cursor(ctx: &mut Ctx<'_>, a: &[u8]) -> Option<u64> {
-    let ok = !a.is_empty() && a.iter().all(|c| c.is_ascii_digit());
-    match core::str::from_utf8(a).ok().filter(|_| ok).and_then(|s| s.parse::<u64>().ok()) {
-        Some(c) => Some(c),
+    let (neg, digits) = match a.first() {
+        Some(b'-') => (true, &a[1..]),
+        Some(b'+') => (false, &a[1..]),
+        _ => (false, a),
+    };
+    let ok = !digits.is_empty() && digits.iter().all(|c| c.is_ascii_digit());
+    match core::str::from_utf8(digits).ok().filter(|_| ok).and_then(|s| s.parse::<u64>().ok()) {
+        Some(c) => Some(if neg { c.wrapping_neg() } else { c }),
         None => {
             ctx.err("ERR invalid cursor");
             None

@@ -96,6 +96,12 @@ impl HashValue {
         let HashValue::Listpack(v) = self else { return };
         let too_big = v.len() > max_entries || v.iter().any(|(f, x)| f.len() > max_value || x.len() > max_value);
         if too_big {
+            self.to_table(seed);
+        }
+    }
+
+    pub fn to_table(&mut self, seed: u64) {
+        if let HashValue::Listpack(v) = self {
             let mut d = Dict::new(seed);
             for (f, x) in v.drain(..) {
                 d.insert_new(f, x);
@@ -181,7 +187,13 @@ fn hset_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], name: &str) -> Option<i64> {
         ctx.err(&alloc::format!("ERR wrong number of arguments for '{}' command", name));
         return None;
     }
+    let (max_value, seed) = (ctx.st.config.hash_max_listpack_value, ctx.st.seed);
     let h = hash_for_write(ctx, argv[1])?;
+    // Like Redis, a long argument converts the hash before insertion, even if a later
+    // pair overwrites that value.
+    if argv[2..].iter().any(|a| a.len() > max_value) {
+        h.to_table(seed);
+    }
     let mut created = 0;
     for pair in argv[2..].chunks(2) {
         if h.set(pair[0], pair[1]) {
@@ -206,10 +218,14 @@ pub fn hmset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn hsetnx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let (max_value, seed) = (ctx.st.config.hash_max_listpack_value, ctx.st.seed);
     let Some(h) = hash_for_write(ctx, argv[1]) else { return };
     if h.get(argv[2]).is_some() {
         after_write(ctx, argv[1], false);
         return ctx.reply.int(0);
+    }
+    if argv[2].len() > max_value || argv[3].len() > max_value {
+        h.to_table(seed);
     }
     h.set(argv[2], argv[3]);
     after_write(ctx, argv[1], true);
@@ -314,7 +330,8 @@ pub fn hincrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         after_write(ctx, argv[1], false);
         return ctx.err("ERR increment would produce NaN or Infinity");
     }
-    let s = crate::util::format_human_float(new);
+    let exact = crate::t_string::exact_integer_sum(h.get(argv[2]).unwrap_or(b"0"), argv[3]);
+    let s = exact.unwrap_or_else(|| crate::util::format_human_float(new));
     h.set(argv[2], &s);
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;
@@ -363,8 +380,10 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.reply.bulk(&fields[i]);
     }
     let Some(count) = ctx.int_arg(argv[2]) else { return };
-    if count < -(i64::MAX / 2) || count > i64::MAX / 2 {
-        return ctx.err("ERR value is out of range");
+    // Redis accepts -LONG_MAX..LONG_MAX; a negative count repeats picks, so a huge one
+    // is refused rather than building a reply that cannot fit in memory.
+    if count == i64::MIN || count < -(1 << 27) {
+        return ctx.err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
     }
     let with_values = match argv.len() {
         3 => false,
@@ -409,13 +428,19 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn hscan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let Some(cursor) = crate::keyspace::parse_cursor(ctx, argv[2]) else { return };
+    // Redis looks the key up before it reads the options.
+    match read_hash!(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(None) => {
+            ctx.reply.array(2);
+            ctx.reply.bulk(b"0");
+            return ctx.reply.array(0);
+        }
+        Ok(Some(_)) => {}
+    }
     let Some(opts) = crate::keyspace::parse_scan_opts(ctx, &argv[3..], false) else { return };
-    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
-    let Some(h) = h else {
-        ctx.reply.array(2);
-        ctx.reply.bulk(b"0");
-        return ctx.reply.array(0);
-    };
+    let db = ctx.db();
+    let Some(Value::Hash(h)) = ctx.st.dbs[db].keys.get(argv[1]).map(|e| &e.val) else { return };
     let mut items: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let next = match h {
         HashValue::Listpack(v) => {

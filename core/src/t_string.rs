@@ -81,9 +81,14 @@ fn parse_set_opts<'a>(ctx: &mut Ctx<'_>, args: &[&'a [u8]], ty: CommandType) -> 
             o.keepttl = true;
         } else if eq_ic(a, b"PERSIST") && ty == CommandType::Get && !has_expire && !o.keepttl {
             o.persist = true;
-        } else if (eq_ic(a, b"EX") || eq_ic(a, b"PX") || eq_ic(a, b"EXAT") || eq_ic(a, b"PXAT")) && !o.keepttl && !o.persist && !has_expire && next.is_some() {
+        } else if (eq_ic(a, b"EX") || eq_ic(a, b"PX") || eq_ic(a, b"EXAT") || eq_ic(a, b"PXAT")) && !o.keepttl && !o.persist && next.is_some() {
             let secs = eq_ic(a, b"EX") || eq_ic(a, b"EXAT");
             let abs = eq_ic(a, b"EXAT") || eq_ic(a, b"PXAT");
+            // Repeating the same option is allowed (the last wins); mixing kinds is not.
+            if o.expire.is_some_and(|(_, s, ab)| (s, ab) != (secs, abs)) {
+                ctx.syntax_error();
+                return None;
+            }
             o.expire = Some((next.unwrap(), secs, abs));
             j += 1;
         } else {
@@ -409,6 +414,38 @@ pub fn parse_float_strict(s: &[u8]) -> Option<f64> {
     Some(v)
 }
 
+/// An integral decimal ("123", "-4.000", "1e3") as an exact integer, if it is one.
+fn exact_integer(s: &[u8]) -> Option<i128> {
+    let t = core::str::from_utf8(s).ok()?;
+    let (neg, body) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let v: i128 = if !int.is_empty() && int.len() <= 30 && int.bytes().all(|c| c.is_ascii_digit()) && frac.bytes().all(|c| c == b'0') {
+        int.parse().ok()?
+    } else {
+        // Exponent forms: exact only while f64 holds every integer (2^53).
+        let f = parse_f64(body.as_bytes())?;
+        if !(-9_007_199_254_740_992.0..=9_007_199_254_740_992.0).contains(&f) || f != (f as i64) as f64 {
+            return None;
+        }
+        f as i128
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// INCRBYFLOAT of two integral values, computed exactly. Redis's long double holds every
+/// integer below 2^64, so it prints exact sums there; f64 alone would round above 2^53.
+pub fn exact_integer_sum(cur: &[u8], by: &[u8]) -> Option<Vec<u8>> {
+    let sum = exact_integer(cur)?.checked_add(exact_integer(by)?)?;
+    if sum.unsigned_abs() >= 1u128 << 64 {
+        return None;
+    }
+    Some(alloc::format!("{}", sum).into_bytes())
+}
+
 pub fn incrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
     let key = argv[1];
@@ -432,7 +469,11 @@ pub fn incrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if new.is_nan() || new.is_infinite() {
         return ctx.err("ERR increment would produce NaN or Infinity");
     }
-    let s = crate::util::format_human_float(new);
+    let cur_text = match ctx.st.dbs[db].keys.get(key).map(|e| &e.val) {
+        Some(v) => v.string_bytes().map(|c| c.into_owned()).unwrap_or_default(),
+        None => b"0".to_vec(),
+    };
+    let s = exact_integer_sum(&cur_text, argv[2]).unwrap_or_else(|| crate::util::format_human_float(new));
     ctx.st.set_value(db, key, Value::Str(s.as_slice().into()), true);
     ctx.dirty += 1;
     ctx.reply.bulk(&s);

@@ -193,7 +193,7 @@ pub static COMMAND_SUBCOMMANDS: [CommandSpec; 6] = [
     cmd!("command|count", 2, LOADING | STALE, NK, "server", "2.8.13", "Returns a count of commands.", server::command_count),
     cmd!("command|info", -2, LOADING | STALE, NK, "server", "2.8.13", "Returns information about one, multiple or all commands.", server::command_info),
     cmd!("command|docs", -2, LOADING | STALE, NK, "server", "7.0.0", "Returns documentary information about one, multiple or all commands.", server::command_docs),
-    cmd!("command|getkeys", -3, LOADING | STALE, NK, "server", "2.8.13", "Extracts the key names from an arbitrary command.", server::command_getkeys),
+    cmd!("command|getkeys", -4, LOADING | STALE, NK, "server", "2.8.13", "Extracts the key names from an arbitrary command.", server::command_getkeys),
     cmd!("command|list", -2, LOADING | STALE, NK, "server", "7.0.0", "Returns a list of command names.", server::command_list),
     cmd!("command|help", 2, LOADING | STALE, NK, "server", "5.0.0", "Returns helpful text about the different subcommands.", server::command_help),
 ];

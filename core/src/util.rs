@@ -43,6 +43,9 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
         return None;
     }
     let t = core::str::from_utf8(s).ok()?;
+    if let Some(v) = parse_hex_float(t) {
+        return Some(v);
+    }
     // Rust accepts "infinity"/"inf"/"nan" in any case like strtod does; hex floats are
     // the one strtod form it lacks, and clients do not send them.
     let v: f64 = match t.parse() {
@@ -59,6 +62,44 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
         return None;
     }
     Some(v)
+}
+
+/// strtod's hexadecimal form: [+-]0x<hex>[.<hex>][p[+-]<dec>].
+fn parse_hex_float(t: &str) -> Option<f64> {
+    let (neg, rest) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let rest = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X"))?;
+    let (mant, exp) = match rest.find(['p', 'P']) {
+        Some(i) => (&rest[..i], rest[i + 1..].parse::<i32>().ok()?),
+        None => (rest, 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut v = 0f64;
+    for c in int.chars() {
+        v = v * 16.0 + c.to_digit(16)? as f64;
+    }
+    let mut scale = 1.0 / 16.0;
+    for c in frac.chars() {
+        v += c.to_digit(16)? as f64 * scale;
+        scale /= 16.0;
+    }
+    let v = v * libm_pow2(exp);
+    Some(if neg { -v } else { v })
+}
+
+fn libm_pow2(e: i32) -> f64 {
+    let mut v = 1.0f64;
+    let step = if e >= 0 { 2.0 } else { 0.5 };
+    for _ in 0..e.unsigned_abs().min(2100) {
+        v *= step;
+    }
+    v
 }
 
 /// Appends the decimal form of an integer.

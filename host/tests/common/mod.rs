@@ -1,0 +1,188 @@
+//! Test helpers: an in-process Memoria server on its own thread and runtime (as in
+//! production: one event-loop thread), and a redis-server started by the test.
+#![allow(dead_code)]
+
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use memoria_host::conn::ConnLimits;
+use memoria_host::server::{self, ServerOptions};
+
+pub struct Memoria {
+    pub port: u16,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Memoria {
+    pub fn start() -> Memoria {
+        Self::start_with(ConnLimits::default())
+    }
+
+    pub fn start_with(limits: ConnLimits) -> Memoria {
+        let (port_tx, port_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async move {
+                let srv = server::start(ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits }).await.expect("server starts");
+                port_tx.send(srv.addr.port()).unwrap();
+                let _ = stop_rx.await;
+                srv.shutdown().await;
+            });
+        });
+        let port = port_rx.recv_timeout(Duration::from_secs(60)).expect("memoria did not start");
+        Memoria { port, stop: Some(stop_tx), thread: Some(thread) }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for Memoria {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A throwaway redis-server on a free loopback port (Debian's 7.0.x).
+pub struct RedisServer {
+    pub port: u16,
+    child: Child,
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl RedisServer {
+    pub fn start(extra: &[&str]) -> RedisServer {
+        let bin = which("redis-server").unwrap_or_else(|| {
+            panic!("redis-server is required for this test: install it with `apt-get install -y redis-server redis-tools`")
+        });
+        let port = free_port();
+        let child = Command::new(bin)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        RedisServer { port, child }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|p| p.is_file()))
+}
+
+/// A minimal blocking RESP client that returns raw reply bytes, so tests compare exactly
+/// what a client would see (error texts included).
+pub struct Raw {
+    pub s: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Raw {
+    pub fn connect(port: u16) -> Raw {
+        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.set_nodelay(true).unwrap();
+        Raw { s, buf: Vec::new() }
+    }
+
+    pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {
+        use std::io::Write;
+        let mut out = Vec::new();
+        memoria_core::resp::encode_command(&mut out, args);
+        self.s.write_all(&out).unwrap();
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.s.write_all(bytes).unwrap();
+    }
+
+    /// Reads one complete reply (any RESP2/RESP3 type) and returns its bytes.
+    pub fn read_reply(&mut self) -> Vec<u8> {
+        use std::io::Read;
+        loop {
+            if let Some(n) = reply_len(&self.buf, 0) {
+                let r = self.buf[..n].to_vec();
+                self.buf.drain(..n);
+                return r;
+            }
+            let mut tmp = [0u8; 65536];
+            let n = self.s.read(&mut tmp).expect("read reply");
+            assert!(n > 0, "connection closed while waiting for a reply; have {:?}", String::from_utf8_lossy(&self.buf));
+            self.buf.extend_from_slice(&tmp[..n]);
+        }
+    }
+
+    /// True once the server closed the connection (reads EOF).
+    pub fn closed(&mut self) -> bool {
+        use std::io::Read;
+        let mut tmp = [0u8; 1024];
+        matches!(self.s.read(&mut tmp), Ok(0) | Err(_))
+    }
+
+    pub fn cmd<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Vec<u8> {
+        self.send(args);
+        self.read_reply()
+    }
+}
+
+/// Length of the complete RESP value starting at `pos`, or None if incomplete.
+pub fn reply_len(b: &[u8], pos: usize) -> Option<usize> {
+    let line_end = |from: usize| -> Option<usize> { b[from..].windows(2).position(|w| w == b"\r\n").map(|p| from + p) };
+    if pos >= b.len() {
+        return None;
+    }
+    let end = line_end(pos)?;
+    let head = &b[pos + 1..end];
+    let num = || std::str::from_utf8(head).ok()?.parse::<i64>().ok();
+    let after = end + 2;
+    match b[pos] {
+        b'+' | b'-' | b':' | b',' | b'#' | b'_' | b'(' => Some(after - pos),
+        b'$' | b'=' | b'!' => {
+            let n = num()?;
+            if n < 0 {
+                return Some(after - pos);
+            }
+            let total = after + n as usize + 2;
+            if b.len() < total { None } else { Some(total - pos) }
+        }
+        b'*' | b'~' | b'>' | b'%' | b'|' => {
+            let n = num()?;
+            if n < 0 {
+                return Some(after - pos);
+            }
+            let items = if b[pos] == b'%' || b[pos] == b'|' { n * 2 } else { n };
+            let mut p = after;
+            for _ in 0..items {
+                p += reply_len(b, p)?;
+            }
+            Some(p - pos)
+        }
+        _ => Some(after - pos),
+    }
+}

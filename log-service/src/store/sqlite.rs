@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Connection, Row, SqlitePool};
+use sqlx::{Row, SqliteConnection, SqlitePool};
+use tokio::sync::{mpsc, oneshot};
 
 use super::{checksum_from_db, kind_from_db, to_i64, InsertOutcome, LogMeta, LogStore, ReadRows, LEADERSHIP_KINDS};
 use crate::chain::{Checksum, GENESIS};
@@ -24,7 +25,22 @@ const ROWS_PER_STATEMENT: usize = 1_000;
 pub struct SqliteStore {
     writer: SqlitePool,
     readers: SqlitePool,
+    jobs: mpsc::UnboundedSender<Job>,
 }
+
+/// One conditional append, queued for the group-commit writer.
+struct Job {
+    log: String,
+    prev_id: i64,
+    prev_checksum: Checksum,
+    ts_ms: i64,
+    rows: Vec<Entry>,
+    reply: oneshot::Sender<Result<InsertOutcome, LogError>>,
+}
+
+/// Most appends one transaction (one fsync) carries.
+const GROUP_MAX_JOBS: usize = 256;
+const GROUP_MAX_ROWS: usize = 50_000;
 
 impl SqliteStore {
     /// Opens (creating if needed) the database file and applies the migrations.
@@ -67,18 +83,15 @@ impl SqliteStore {
             .connect_with(opts.read_only(true))
             .await
             .map_err(db_err)?;
-        Ok(SqliteStore { writer, readers })
+        let (jobs, rx) = mpsc::unbounded_channel();
+        tokio::spawn(group_writer(writer.clone(), rx));
+        Ok(SqliteStore { writer, readers, jobs })
     }
 
     /// Runs raw SQL against the database. Test and operator hook (e.g. the tamper test).
     pub async fn execute_raw(&self, sql: &str) -> Result<u64, LogError> {
         let r = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(&self.writer).await.map_err(db_err)?;
         Ok(r.rows_affected())
-    }
-
-    async fn exists(&self, log: &str) -> Result<bool, LogError> {
-        let r = sqlx::query("SELECT 1 FROM logs WHERE name = ?").bind(log).fetch_optional(&self.readers).await.map_err(db_err)?;
-        Ok(r.is_some())
     }
 
     fn push_rows(qb: &mut sqlx::QueryBuilder<sqlx::Sqlite>, log: &str, ts_ms: i64, rows: &[Entry]) -> Result<(), LogError> {
@@ -99,6 +112,123 @@ impl SqliteStore {
         });
         Ok(())
     }
+}
+
+/// Group commit: SQLite has one writer and pays one fsync per transaction, so every append
+/// queued while the previous transaction committed goes into the next one. Each append
+/// runs under its own SAVEPOINT, so one append's conflict never touches another's rows,
+/// and a later append to the same log sees the earlier one's rows (as if sequential).
+async fn group_writer(pool: SqlitePool, mut rx: mpsc::UnboundedReceiver<Job>) {
+    while let Some(first) = rx.recv().await {
+        let mut rows = first.rows.len();
+        let mut group = vec![first];
+        while group.len() < GROUP_MAX_JOBS && rows < GROUP_MAX_ROWS {
+            match rx.try_recv() {
+                Ok(j) => {
+                    rows += j.rows.len();
+                    group.push(j);
+                }
+                Err(_) => break,
+            }
+        }
+        metrics::histogram!("memoria_log_sqlite_group_appends_entries").record(group.len() as f64);
+        match run_group(&pool, &group).await {
+            Ok(outcomes) => {
+                for (job, outcome) in group.into_iter().zip(outcomes) {
+                    let _ = job.reply.send(outcome);
+                }
+            }
+            Err(e) => {
+                for job in group {
+                    let _ = job.reply.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+}
+
+async fn exec(conn: &mut SqliteConnection, sql: &'static str) -> Result<(), LogError> {
+    sqlx::query(sql).execute(conn).await.map(|_| ()).map_err(db_err)
+}
+
+/// Runs a group in one transaction. The outer error means nothing was committed.
+async fn run_group(pool: &SqlitePool, group: &[Job]) -> Result<Vec<Result<InsertOutcome, LogError>>, LogError> {
+    let mut conn = pool.acquire().await.map_err(db_err)?;
+    // IMMEDIATE: take the write lock now, so a second process waits here (busy_timeout)
+    // rather than failing mid-transaction.
+    exec(&mut conn, "BEGIN IMMEDIATE").await?;
+    let mut out = Vec::with_capacity(group.len());
+    for job in group {
+        if let Err(e) = exec(&mut conn, "SAVEPOINT append").await {
+            let _ = exec(&mut conn, "ROLLBACK").await;
+            return Err(e);
+        }
+        let r = insert_one(&mut conn, job).await;
+        let undo = !matches!(r, Ok(InsertOutcome::Inserted));
+        let step = async {
+            if undo {
+                exec(&mut conn, "ROLLBACK TO append").await?;
+            }
+            exec(&mut conn, "RELEASE append").await
+        }
+        .await;
+        match (&r, step) {
+            (Err(LogError::Internal(_) | LogError::Unavailable(_)), _) | (_, Err(_)) => {
+                let _ = exec(&mut conn, "ROLLBACK").await;
+                return Err(r.err().unwrap_or_else(|| LogError::Internal("savepoint failed".into())));
+            }
+            _ => out.push(r),
+        }
+    }
+    if let Err(e) = exec(&mut conn, "COMMIT").await {
+        let _ = exec(&mut conn, "ROLLBACK").await;
+        return Err(e);
+    }
+    Ok(out)
+}
+
+/// The conditional append of one job inside the group's transaction.
+async fn insert_one(conn: &mut SqliteConnection, job: &Job) -> Result<InsertOutcome, LogError> {
+    let log = job.log.as_str();
+    let mut first = true;
+    for chunk in job.rows.chunks(ROWS_PER_STATEMENT) {
+        let mut qb = sqlx::QueryBuilder::new("INSERT INTO entries (log, id, prev_id, epoch, kind, format, payload, checksum, ts_ms) SELECT * FROM (");
+        SqliteStore::push_rows(&mut qb, log, job.ts_ms, chunk)?;
+        qb.push(")");
+        if first {
+            // The condition lives in the same statement as the insert: the primary key is
+            // the arbiter; the WHERE rejects a prev_id that is not a stored entry with the
+            // expected checksum (or a non-empty log for prev_id 0).
+            if job.prev_id == 0 {
+                qb.push(" WHERE NOT EXISTS (SELECT 1 FROM entries WHERE log = ").push_bind(log.to_owned()).push(")");
+            } else {
+                qb.push(" WHERE EXISTS (SELECT 1 FROM entries WHERE log = ")
+                    .push_bind(log.to_owned())
+                    .push(" AND id = ")
+                    .push_bind(job.prev_id)
+                    .push(" AND checksum = ")
+                    .push_bind(job.prev_checksum.0.to_vec())
+                    .push(")");
+            }
+        }
+        match qb.build().execute(&mut *conn).await {
+            Ok(r) if r.rows_affected() == chunk.len() as u64 => {}
+            Ok(_) => {
+                let exists = sqlx::query("SELECT 1 FROM logs WHERE name = ?").bind(log).fetch_optional(&mut *conn).await.map_err(db_err)?;
+                if exists.is_none() {
+                    return Err(LogError::NotFound(log.to_owned()));
+                }
+                return Ok(InsertOutcome::PrevMissing);
+            }
+            Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => return Ok(InsertOutcome::Taken),
+            Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::ForeignKeyViolation => {
+                return Err(LogError::NotFound(log.to_owned()));
+            }
+            Err(e) => return Err(db_err(e)),
+        }
+        first = false;
+    }
+    Ok(InsertOutcome::Inserted)
 }
 
 pub(crate) fn db_err(e: sqlx::Error) -> LogError {
@@ -142,56 +272,10 @@ impl LogStore for SqliteStore {
     }
 
     async fn insert(&self, log: &str, prev_id: u64, prev_checksum: &Checksum, ts_ms: i64, rows: &[Entry]) -> Result<InsertOutcome, LogError> {
-        let prev = to_i64(prev_id, "prev_id")?;
-        let mut conn = self.writer.acquire().await.map_err(db_err)?;
-        let mut tx = conn.begin().await.map_err(db_err)?;
-        let mut first = true;
-        for chunk in rows.chunks(ROWS_PER_STATEMENT) {
-            let mut qb = sqlx::QueryBuilder::new(
-                "INSERT INTO entries (log, id, prev_id, epoch, kind, format, payload, checksum, ts_ms) SELECT * FROM (",
-            );
-            Self::push_rows(&mut qb, log, ts_ms, chunk)?;
-            qb.push(")");
-            if first {
-                // The condition lives in the same statement as the insert: the arbiter is
-                // the primary key, the WHERE only rejects a prev_id that is not the tail's
-                // predecessor chain.
-                if prev == 0 {
-                    qb.push(" WHERE NOT EXISTS (SELECT 1 FROM entries WHERE log = ").push_bind(log.to_owned()).push(")");
-                } else {
-                    qb.push(" WHERE EXISTS (SELECT 1 FROM entries WHERE log = ")
-                        .push_bind(log.to_owned())
-                        .push(" AND id = ")
-                        .push_bind(prev)
-                        .push(" AND checksum = ")
-                        .push_bind(prev_checksum.0.to_vec())
-                        .push(")");
-                }
-            }
-            let res = qb.build().execute(&mut *tx).await;
-            match res {
-                Ok(r) if r.rows_affected() == chunk.len() as u64 => {}
-                Ok(_) => {
-                    tx.rollback().await.map_err(db_err)?;
-                    if prev_id == 0 && !self.exists(log).await? {
-                        return Err(LogError::NotFound(log.to_owned()));
-                    }
-                    return Ok(InsertOutcome::PrevMissing);
-                }
-                Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => {
-                    tx.rollback().await.map_err(db_err)?;
-                    return Ok(InsertOutcome::Taken);
-                }
-                Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::ForeignKeyViolation => {
-                    tx.rollback().await.map_err(db_err)?;
-                    return Err(LogError::NotFound(log.to_owned()));
-                }
-                Err(e) => return Err(db_err(e)),
-            }
-            first = false;
-        }
-        tx.commit().await.map_err(db_err)?;
-        Ok(InsertOutcome::Inserted)
+        let (reply, rx) = oneshot::channel();
+        let job = Job { log: log.to_owned(), prev_id: to_i64(prev_id, "prev_id")?, prev_checksum: *prev_checksum, ts_ms, rows: rows.to_vec(), reply };
+        self.jobs.send(job).map_err(|_| LogError::Unavailable("sqlite writer stopped".into()))?;
+        rx.await.map_err(|_| LogError::Unavailable("sqlite writer stopped".into()))?
     }
 
     async fn head(&self, log: &str) -> Result<Head, LogError> {

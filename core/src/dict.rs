@@ -82,6 +82,19 @@ impl<V> Dict<V> {
         None
     }
 
+    /// First stage of a batched prefetch: the head node of `key`'s bucket (one load,
+    /// independent of other keys' loads, so a batch overlaps its cache misses).
+    #[inline]
+    pub fn bucket_head(&self, key: &[u8]) -> Option<&V> {
+        if self.len == 0 {
+            return None;
+        }
+        let h = self.hash(key);
+        let node = self.buckets[(h & self.mask()) as usize].as_deref()?;
+        // Reading the node pulls its cache line in; the key bytes come next.
+        if node.hash == h { Some(&node.val) } else { None }
+    }
+
     pub fn contains_key(&self, key: &[u8]) -> bool {
         self.get(key).is_some()
     }

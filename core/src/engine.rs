@@ -146,10 +146,52 @@ impl Engine {
         }
     }
 
+    /// Touches the hash-table nodes and values of every command's first key before the
+    /// batch runs. The loads do not depend on each other, so the CPU overlaps their cache
+    /// misses instead of paying them one command at a time — the payoff of handing the
+    /// engine whole batches.
+    fn prefetch_batch(&mut self, input: &[u8]) {
+        let mut touched = 0u64;
+        let mut args = core::mem::take(&mut self.args);
+        let mut heads: Vec<*const crate::object::Entry> = Vec::new();
+        for rec in BatchReader::new(input) {
+            if rec.kind != batch::REC_COMMAND {
+                continue;
+            }
+            args.clear();
+            if crate::resp::read_command(rec.payload, &mut args).is_none() || args.len() < 2 {
+                continue;
+            }
+            let db = match self.client_slots.get(&rec.client).and_then(|&s| self.clients[s].as_ref()) {
+                Some(c) => c.db,
+                None => 0,
+            };
+            let (a, b) = args[1];
+            if let Some(e) = self.st.dbs[db].keys.bucket_head(&rec.payload[a..b]) {
+                heads.push(e as *const _);
+            }
+        }
+        for &e in &heads {
+            // SAFETY: the pointers were taken from live entries just above and nothing has
+            // modified the tables since; this only reads one byte of each value.
+            let e = unsafe { &*e };
+            touched = touched.wrapping_add(match &e.val {
+                crate::object::Value::Str(s) => s.first().copied().unwrap_or(0) as u64,
+                crate::object::Value::Raw(s) => s.first().copied().unwrap_or(0) as u64,
+                _ => 0,
+            });
+        }
+        self.args = args;
+        core::hint::black_box(touched);
+    }
+
     /// Runs one batch (see `batch`), returning the output records.
     pub fn execute(&mut self, input: &[u8], now_us: i64, seed: u64) -> Vec<u8> {
         self.set_time(now_us);
         self.st.rng = Rng::new(seed);
+        if input.len() > 512 {
+            self.prefetch_batch(input);
+        }
         let mut out = Vec::with_capacity(input.len() + 64);
         for rec in BatchReader::new(input) {
             match rec.kind {

@@ -138,8 +138,24 @@ fn set_generic(ctx: &mut Ctx<'_>, key: &[u8], val: &[u8], o: &SetOpts<'_>, cmd: 
         return;
     }
     let db = ctx.db();
-    let found = ctx.st.write(db, key, ctx.fx).is_some();
-    if (o.nx && found) || (o.xx && !found) {
+    // One hash-table walk on the hot path: overwrite in place when the key exists.
+    let lru = ctx.st.lru_clock();
+    let mut had_ttl = false;
+    let found = match ctx.st.write(db, key, ctx.fx) {
+        Some(e) if !o.nx => {
+            e.val = Value::from_bytes(val);
+            e.lru = lru;
+            if !o.keepttl && e.expire_at != NO_EXPIRE {
+                e.expire_at = NO_EXPIRE;
+                had_ttl = true;
+            }
+            Some(true)
+        }
+        Some(_) => None,
+        None if o.xx => None,
+        None => Some(false),
+    };
+    let Some(found) = found else {
         if !o.get {
             match ok_reply {
                 Some(_) => ctx.reply.int(0),
@@ -147,8 +163,16 @@ fn set_generic(ctx: &mut Ctx<'_>, key: &[u8], val: &[u8], o: &SetOpts<'_>, cmd: 
             }
         }
         return;
+    };
+    if found {
+        if had_ttl {
+            ctx.st.dbs[db].expires.remove(key);
+        }
+        ctx.st.touch_watched(db, key);
+    } else {
+        ctx.st.dbs[db].add(key, Value::from_bytes(val), lru);
+        ctx.st.touch_watched(db, key);
     }
-    ctx.st.set_value(db, key, Value::from_bytes(val), o.keepttl);
     ctx.dirty += 1;
     if let Some(w) = when {
         ctx.st.dbs[db].set_expire(key, w);

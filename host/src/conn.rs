@@ -40,6 +40,10 @@ pub struct ConnCtx {
 enum Framed {
     /// Complete commands were appended to the batch records.
     Ok,
+    /// The last command framed was QUIT: nothing after it may run (Redis closes the
+    /// connection after QUIT's reply, and pipelined commands behind it are discarded), so
+    /// framing stopped there and the rest stays in the buffer.
+    Quit,
     /// A protocol error: reply with it after the earlier replies, then close.
     Error(String),
 }
@@ -65,6 +69,9 @@ fn frame_all(buf: &mut BytesMut, id: u64, limits: &ConnLimits, out: &mut BatchWr
                 out.record(batch::REC_COMMAND, id, &rest[..n]);
                 *count += 1;
                 consumed += n;
+                if args.first().is_some_and(|&(a, b)| is_quit(&rest[a..b])) {
+                    break Framed::Quit;
+                }
             }
             Frame::Inline { consumed: n } => {
                 out.begin(batch::REC_COMMAND, id);
@@ -72,6 +79,9 @@ fn frame_all(buf: &mut BytesMut, id: u64, limits: &ConnLimits, out: &mut BatchWr
                 out.end();
                 *count += 1;
                 consumed += n;
+                if inline.first().is_some_and(|a| is_quit(a)) {
+                    break Framed::Quit;
+                }
             }
             Frame::Skip { consumed: n } => consumed += n,
             Frame::Error(e) => break Framed::Error(e.message()),
@@ -79,6 +89,10 @@ fn frame_all(buf: &mut BytesMut, id: u64, limits: &ConnLimits, out: &mut BatchWr
     };
     let _ = buf.split_to(consumed);
     result
+}
+
+fn is_quit(name: &[u8]) -> bool {
+    name.eq_ignore_ascii_case(b"quit")
 }
 
 /// Retires `answered` commands from the in-flight accounting (a reply message may answer
@@ -101,6 +115,40 @@ fn settle(sent: &mut std::collections::VecDeque<(usize, usize)>, mut answered: u
     }
 }
 
+/// Frames what `buf` holds and hands the complete commands to the shard. False when the
+/// shard is gone.
+#[allow(clippy::too_many_arguments)]
+fn forward(
+    buf: &mut BytesMut,
+    id: u64,
+    ctx: &ConnCtx,
+    records: &mut BatchWriter,
+    inflight: &mut usize,
+    inflight_bytes: &mut usize,
+    sent_sizes: &mut std::collections::VecDeque<(usize, usize)>,
+    closing: &mut Option<String>,
+    quit_pending: &mut bool,
+) -> bool {
+    records.clear();
+    let mut n = 0;
+    let framed = frame_all(buf, id, &ctx.limits, records, &mut n);
+    if n > 0 {
+        *inflight += n;
+        *inflight_bytes += records.buf.len();
+        sent_sizes.push_back((n, records.buf.len()));
+        let msg = ShardMsg::Commands { id, records: std::mem::take(&mut records.buf) };
+        if !ctx.shard.send(msg) {
+            return false;
+        }
+    }
+    match framed {
+        Framed::Ok => {}
+        Framed::Quit => *quit_pending = true,
+        Framed::Error(e) => *closing = Some(e),
+    }
+    true
+}
+
 pub async fn serve(stream: TcpStream, ctx: Arc<ConnCtx>) {
     let id = NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed);
     let _ = stream.set_nodelay(true);
@@ -118,34 +166,43 @@ pub async fn serve(stream: TcpStream, ctx: Arc<ConnCtx>) {
     let mut inflight_bytes: usize = 0;
     let mut sent_sizes: std::collections::VecDeque<(usize, usize)> = Default::default();
     let mut closing: Option<String> = None;
+    // The client closed its write half (or all of it): answer what it already sent, like
+    // Redis does for `printf 'PING\r\n' | nc -N`, then close.
+    let mut eof = false;
+    // A QUIT is in flight: read and frame nothing more until it is answered.
+    let mut quit_pending = false;
     let mut out = Vec::with_capacity(16 * 1024);
     'conn: loop {
-        let can_read = closing.is_none() && inflight_bytes < ctx.limits.max_inflight_bytes;
         if closing.is_some() && inflight == 0 {
             let msg = closing.take().unwrap();
             let _ = wr.write_all(format!("-ERR {msg}\r\n").as_bytes()).await;
             break;
         }
+        if eof && inflight == 0 && !quit_pending {
+            break;
+        }
+        if quit_pending && inflight == 0 {
+            // QUIT was answered without closing (it never is today): carry on with what
+            // the client pipelined behind it.
+            quit_pending = false;
+            if !buf.is_empty() && !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending) {
+                break 'conn;
+            }
+            continue;
+        }
+        let can_read = closing.is_none() && !eof && !quit_pending && inflight_bytes < ctx.limits.max_inflight_bytes;
         tokio::select! {
             r = rd.read_buf(&mut buf), if can_read => {
                 match r {
-                    Ok(0) | Err(_) => break 'conn,
+                    Ok(0) => {
+                        eof = true;
+                        continue 'conn;
+                    }
+                    Err(_) => break 'conn,
                     Ok(_) => {}
                 }
-                records.clear();
-                let mut n = 0;
-                let framed = frame_all(&mut buf, id, &ctx.limits, &mut records, &mut n);
-                if n > 0 {
-                    inflight += n;
-                    inflight_bytes += records.buf.len();
-                    sent_sizes.push_back((n, records.buf.len()));
-                    let msg = ShardMsg::Commands { id, records: std::mem::take(&mut records.buf) };
-                    if !ctx.shard.send(msg) {
-                        break 'conn;
-                    }
-                }
-                if let Framed::Error(e) = framed {
-                    closing = Some(e);
+                if !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending) {
+                    break 'conn;
                 }
                 if buf.capacity() - buf.len() < 4096 && buf.is_empty() {
                     buf.reserve(16 * 1024);

@@ -42,7 +42,9 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).with_target(false).init();
     let cli = Cli::parse();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // One event loop thread, like redis-server: connections and the shard share it, so
+    // handing a batch over costs no cross-thread wake-up.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     match cli.command {
         Command::Up(a) => rt.block_on(up(a)),
     }

@@ -19,17 +19,17 @@ pub struct ServerOptions {
 pub struct RunningServer {
     pub addr: SocketAddr,
     shard: ShardHandle,
-    shard_thread: Option<std::thread::JoinHandle<()>>,
+    shard_task: Option<tokio::task::JoinHandle<()>>,
     accept_task: tokio::task::JoinHandle<()>,
 }
 
 impl RunningServer {
-    /// Stops accepting, stops the shard thread and waits for it.
+    /// Stops accepting, stops the shard and waits for it.
     pub async fn shutdown(mut self) {
         self.accept_task.abort();
         self.shard.send(ShardMsg::Shutdown);
-        if let Some(j) = self.shard_thread.take() {
-            let _ = tokio::task::spawn_blocking(move || j.join()).await;
+        if let Some(j) = self.shard_task.take() {
+            let _ = j.await;
         }
     }
 }
@@ -49,7 +49,7 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default()
         ),
     };
-    let (shard, shard_thread) = shard::spawn(0, factory, facts)?;
+    let (shard, shard_task) = shard::spawn(0, factory, facts)?;
     let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits });
     let accept_task = tokio::spawn(async move {
         loop {
@@ -65,5 +65,5 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
             }
         }
     });
-    Ok(RunningServer { addr, shard, shard_thread: Some(shard_thread), accept_task })
+    Ok(RunningServer { addr, shard, shard_task: Some(shard_task), accept_task })
 }

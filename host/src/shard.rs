@@ -1,12 +1,15 @@
-//! The shard thread: owns one engine instance, drains everything queued by all clients
+//! The shard task: owns one engine instance, drains everything queued by all clients
 //! and makes ONE engine call per batch, then routes the replies back.
+//!
+//! It runs on the same single-threaded runtime as its connections (like Redis's event
+//! loop): handing commands over is a queue push, not a cross-thread wake-up, and the
+//! other core stays free for the clients and, later, the log.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use memoria_core::batch::{self, BatchWriter, OutputReader};
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::wasm::{EngineFactory, ShardEngine};
 
@@ -29,7 +32,7 @@ pub enum ShardMsg {
 
 #[derive(Clone)]
 pub struct ShardHandle {
-    tx: Sender<ShardMsg>,
+    tx: UnboundedSender<ShardMsg>,
 }
 
 impl ShardHandle {
@@ -51,14 +54,15 @@ fn now_us() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
 }
 
-pub fn spawn(shard_id: usize, factory: EngineFactory, facts: ServerFacts) -> anyhow::Result<(ShardHandle, std::thread::JoinHandle<()>)> {
-    let (tx, rx) = channel();
+/// Starts the shard as a task on the current runtime.
+pub fn spawn(shard_id: usize, factory: EngineFactory, facts: ServerFacts) -> anyhow::Result<(ShardHandle, tokio::task::JoinHandle<()>)> {
+    let (tx, rx) = unbounded_channel();
     let engine = factory.instantiate(seed())?;
-    let join = std::thread::Builder::new().name(format!("shard-{shard_id}")).spawn(move || {
+    let join = tokio::spawn(async move {
         let mut s = Shard { id: shard_id, factory, engine, clients: HashMap::new(), batch: BatchWriter::new(), facts, seq: 0 };
         s.send_facts();
-        s.run(rx);
-    })?;
+        s.run(rx).await;
+    });
     Ok((ShardHandle { tx }, join))
 }
 
@@ -105,13 +109,15 @@ impl Shard {
         true
     }
 
-    fn run(&mut self, rx: Receiver<ShardMsg>) {
+    async fn run(&mut self, mut rx: UnboundedReceiver<ShardMsg>) {
         let mut last_tick = Instant::now();
         loop {
-            let first = match rx.recv_timeout(TICK) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return,
+            let first = tokio::select! {
+                m = rx.recv() => match m {
+                    Some(m) => Some(m),
+                    None => return,
+                },
+                _ = tokio::time::sleep_until((last_tick + TICK).into()) => None,
             };
             self.batch.clear();
             if let Some(m) = first {

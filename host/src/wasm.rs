@@ -39,6 +39,10 @@ impl EngineFactory {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+        // MEMORIA_PERFMAP=1 writes /tmp/perf-<pid>.map so `perf report` names engine frames.
+        if std::env::var_os("MEMORIA_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config).map_err(|e| EngineError::Compile(format!("{e:#}")))?;
         let component = Component::new(&engine, ENGINE_COMPONENT).map_err(|e| EngineError::Compile(format!("{e:#}")))?;
         let linker = Linker::new(&engine);

@@ -66,8 +66,20 @@ async fn clear_client_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn append_read_conflict_and_views() {
-    let (_d, base, c) = setup().await;
+async fn append_read_conflict_and_views_sqlite() {
+    let (_d, _base, c) = setup().await;
+    views(c).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn append_read_conflict_and_views_postgres() {
+    let pg = common::PgInstance::start();
+    let core = memoria_log::LogCore::connect_pg(pg.config(), Default::default()).await.expect("connect");
+    let c = LogClient::new(&common::serve(core, Some(TOKEN)).await, TOKEN).expect("client");
+    views(c).await;
+}
+
+async fn views(c: LogClient) {
     let api = LogHandle::Remote(c.clone());
     assert!(api.create(CLUSTER_LOG).await.expect("create"));
     assert!(!api.create(CLUSTER_LOG).await.expect("idempotent"));
@@ -136,7 +148,6 @@ async fn append_read_conflict_and_views() {
     for name in ["memoria_log_append_seconds_bucket", "memoria_log_append_batch_entries_bucket", "memoria_log_append_conflicts_total"] {
         assert!(m.contains(name), "metrics lack {name}");
     }
-    let _ = base;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -126,7 +126,7 @@ impl PgStore {
                 Ok(Some(opts)) => {
                     let pool = PgPoolOptions::new()
                         .max_connections(self.inner.cfg.max_connections)
-                        .acquire_timeout(Duration::from_secs(5))
+                        .acquire_timeout(Duration::from_secs(10))
                         // No ping per acquire (it costs a round trip per append); a dead
                         // connection fails its statement and retires the whole pool.
                         .test_before_acquire(false)
@@ -172,7 +172,10 @@ impl PgStore {
     /// Maps an error; a connection-level one also retires the pool it came from.
     async fn fail(&self, c: &Current, e: sqlx::Error) -> LogError {
         let retire = match &e {
-            sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Protocol(_) | sqlx::Error::Tls(_) => true,
+            sqlx::Error::Io(_) | sqlx::Error::PoolClosed | sqlx::Error::Protocol(_) | sqlx::Error::Tls(_) => true,
+            // Every connection busy (appends waiting on the standbys) is load, not failure;
+            // a pool that could not even fill itself cannot reach its host.
+            sqlx::Error::PoolTimedOut => c.pool.size() < self.inner.cfg.max_connections,
             sqlx::Error::Database(d) => {
                 let code = d.code().map(|c| c.into_owned()).unwrap_or_default();
                 // 25006 read-only transaction (we reached a standby), 57P0x shutdown,

@@ -58,3 +58,54 @@ async fn terminated_sync_rep_wait_is_settled_as_landed() {
     assert_eq!(next.first_id, 4);
     core.verify("s").await.expect("chain verifies");
 }
+
+/// A client that hangs up while its append waits for synchronous replication must not
+/// cancel the statement (PostgreSQL would commit it locally and report success to no one):
+/// the wait goes on, and the append completes once a standby acknowledges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_hangup_does_not_cancel_a_sync_rep_wait() {
+    let pg = common::PgInstance::start();
+    let core = LogCore::connect_pg(pg.config(), Default::default()).await.expect("connect");
+    let client = memoria_log::LogClient::new(&common::serve(core.clone(), Some("t")).await, "t").expect("client");
+    core.create("s").await.expect("create");
+    pg.psql("ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
+    pg.psql("SELECT pg_reload_conf()");
+
+    let c = client.clone();
+    let request = tokio::spawn(async move { c.append("s", 0, 1, vec![NewEntry::data(&b"held"[..])]).await });
+    let waiting = || pg.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
+    let mut parked = false;
+    for _ in 0..600 {
+        if waiting() == "1" {
+            parked = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(parked, "the append never waited for synchronous replication");
+
+    // The client goes away: its HTTP connection closes.
+    request.abort();
+    let _ = request.await;
+    drop(client);
+    // Give the server every chance to (wrongly) cancel, then check the wait is intact.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(waiting(), "1", "the append's sync-rep wait was cancelled when the client hung up");
+    assert_eq!(core.head("s").await.expect("head").id, 0, "visible before any standby acknowledged it");
+
+    // A standby requirement that can be met: the held commit completes normally.
+    pg.psql("ALTER SYSTEM RESET synchronous_standby_names");
+    pg.psql("SELECT pg_reload_conf()");
+    let mut head = 0;
+    for _ in 0..600 {
+        head = core.head("s").await.expect("head").id;
+        if head == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(head, 1);
+    let all = common::read_all(&core, "s").await;
+    assert_eq!(all.len(), 1);
+    assert_eq!(&all[0].payload[..], b"held");
+}

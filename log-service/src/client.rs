@@ -1,5 +1,7 @@
 //! The typed HTTP client the host uses to reach a remote log service.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -21,7 +23,10 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone)]
 pub struct LogClient {
     http: reqwest::Client,
-    base: String,
+    /// One service per AZ; requests go to `bases[current]` and move on when it cannot be
+    /// reached at all (a request that never left is safe to send elsewhere).
+    bases: Arc<Vec<String>>,
+    current: Arc<AtomicUsize>,
     auth: String,
 }
 
@@ -38,21 +43,48 @@ impl LogClient {
         Self::with_http(http, base_url, token)
     }
 
+    /// Several equivalent services (one per AZ), tried in order when one is unreachable.
+    pub fn with_endpoints(base_urls: &[&str], token: &str) -> Result<LogClient, LogError> {
+        let first = base_urls.first().ok_or_else(|| LogError::Invalid("no log service URL given".into()))?;
+        let mut c = Self::new(first, token)?;
+        c.bases = Arc::new(base_urls.iter().map(|u| normalise(u)).collect::<Result<_, _>>()?);
+        Ok(c)
+    }
+
     /// With a caller-built reqwest client (custom TLS roots, proxies).
     pub fn with_http(http: reqwest::Client, base_url: &str, token: &str) -> Result<LogClient, LogError> {
-        let base = base_url.trim_end_matches('/').to_owned();
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(LogError::Invalid(format!("log service URL must start with http:// or https://: {base_url}")));
-        }
-        Ok(LogClient { http, base, auth: format!("Bearer {token}") })
+        Ok(LogClient {
+            http,
+            bases: Arc::new(vec![normalise(base_url)?]),
+            current: Arc::new(AtomicUsize::new(0)),
+            auth: format!("Bearer {token}"),
+        })
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("{}/v1{}", self.base, path)
+    /// The service currently in use.
+    pub fn endpoint(&self) -> &str {
+        &self.bases[self.current.load(Ordering::Relaxed) % self.bases.len()]
     }
 
-    async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, LogError> {
-        let resp = req.header(header::AUTHORIZATION, &self.auth).send().await.map_err(|e| LogError::Transport(e.to_string()))?;
+    async fn send(&self, build: impl Fn(&str) -> reqwest::RequestBuilder) -> Result<reqwest::Response, LogError> {
+        let n = self.bases.len();
+        let start = self.current.load(Ordering::Relaxed);
+        let mut attempt = 0;
+        let resp = loop {
+            let i = (start + attempt) % n;
+            match build(&self.bases[i]).header(header::AUTHORIZATION, &self.auth).send().await {
+                Ok(r) => {
+                    if attempt > 0 {
+                        self.current.store(i, Ordering::Relaxed);
+                        tracing::info!(endpoint = %self.bases[i], "log service endpoint switched");
+                    }
+                    break r;
+                }
+                // Nothing was sent: another AZ's service can take the request as is.
+                Err(e) if e.is_connect() && attempt + 1 < n => attempt += 1,
+                Err(e) => return Err(LogError::Transport(e.to_string())),
+            }
+        };
         if resp.status().is_success() {
             return Ok(resp);
         }
@@ -65,19 +97,19 @@ impl LogClient {
         })
     }
 
-    async fn json<T: DeserializeOwned>(&self, req: reqwest::RequestBuilder) -> Result<T, LogError> {
-        let resp = self.send(req.timeout(CALL_TIMEOUT)).await?;
+    async fn json<T: DeserializeOwned>(&self, build: impl Fn(&str) -> reqwest::RequestBuilder) -> Result<T, LogError> {
+        let resp = self.send(|b| build(b).timeout(CALL_TIMEOUT)).await?;
         let b = resp.bytes().await.map_err(|e| LogError::Transport(e.to_string()))?;
         serde_json::from_slice(&b).map_err(|e| LogError::Protocol(e.to_string()))
     }
 
-    async fn bytes(&self, req: reqwest::RequestBuilder) -> Result<Bytes, LogError> {
-        let resp = self.send(req).await?;
+    async fn bytes(&self, build: impl Fn(&str) -> reqwest::RequestBuilder) -> Result<Bytes, LogError> {
+        let resp = self.send(build).await?;
         resp.bytes().await.map_err(|e| LogError::Transport(e.to_string()))
     }
 
     pub async fn create(&self, log: &str) -> Result<bool, LogError> {
-        let r: Created = self.json(self.http.request(Method::PUT, self.url(&format!("/logs/{log}")))).await?;
+        let r: Created = self.json(|b| self.http.request(Method::PUT, format!("{b}/v1/logs/{log}"))).await?;
         Ok(r.created)
     }
 
@@ -88,51 +120,65 @@ impl LogClient {
     /// Append with every option (e.g. `prev_checksum` fencing).
     pub async fn append_request(&self, log: &str, req: AppendRequest) -> Result<Appended, LogError> {
         let body = req.encode();
-        let r = self.http.post(self.url(&format!("/logs/{log}/append"))).header(header::CONTENT_TYPE, CONTENT_TYPE).body(body);
-        let b = self.bytes(r).await?;
+        let b = self
+            .bytes(|b| self.http.post(format!("{b}/v1/logs/{log}/append")).header(header::CONTENT_TYPE, CONTENT_TYPE).body(body.clone()))
+            .await?;
         Appended::decode(b).map_err(|e| LogError::Protocol(e.to_string()))
     }
 
     pub async fn read(&self, log: &str, after: u64, limit: u32, wait: Duration) -> Result<ReadBatch, LogError> {
-        let r = self
-            .http
-            .get(self.url(&format!("/logs/{log}/entries")))
-            .query(&[("after", after), ("limit", limit as u64), ("wait", wait.as_millis() as u64)])
-            .timeout(wait + CALL_TIMEOUT);
-        let b = self.bytes(r).await?;
+        let b = self
+            .bytes(|b| {
+                self.http
+                    .get(format!("{b}/v1/logs/{log}/entries"))
+                    .query(&[("after", after), ("limit", limit as u64), ("wait", wait.as_millis() as u64)])
+                    .timeout(wait + CALL_TIMEOUT)
+            })
+            .await?;
         ReadBatch::decode(b).map_err(|e| LogError::Protocol(e.to_string()))
     }
 
     pub async fn head(&self, log: &str) -> Result<Head, LogError> {
-        self.json(self.http.get(self.url(&format!("/logs/{log}")))).await
+        self.json(|b| self.http.get(format!("{b}/v1/logs/{log}"))).await
     }
 
     pub async fn list(&self) -> Result<Vec<LogInfo>, LogError> {
-        self.json(self.http.get(self.url("/logs"))).await
+        self.json(|b| self.http.get(format!("{b}/v1/logs"))).await
     }
 
     pub async fn publish_snapshot(&self, log: &str, id: u64, checksum: Checksum) -> Result<u64, LogError> {
         let r: SnapshotPublished =
-            self.json(self.http.post(self.url(&format!("/logs/{log}/snapshot"))).header(header::CONTENT_TYPE, "application/json").body(to_json(&SnapshotBody { id, checksum }))).await?;
+            self.json(|b| self.post_json(format!("{b}/v1/logs/{log}/snapshot"), &SnapshotBody { id, checksum })).await?;
         Ok(r.snapshot_id)
     }
 
     pub async fn truncate(&self, log: &str, before: u64) -> Result<Truncated, LogError> {
-        self.json(self.http.post(self.url(&format!("/logs/{log}/truncate"))).header(header::CONTENT_TYPE, "application/json").body(to_json(&TruncateBody { before }))).await
+        self.json(|b| self.post_json(format!("{b}/v1/logs/{log}/truncate"), &TruncateBody { before })).await
     }
 
     pub async fn verify(&self, log: &str) -> Result<VerifyReport, LogError> {
-        self.json(self.http.get(self.url(&format!("/logs/{log}/verify")))).await
+        self.json(|b| self.http.get(format!("{b}/v1/logs/{log}/verify"))).await
     }
 
     /// Prometheus text from the service.
     pub async fn metrics(&self) -> Result<String, LogError> {
-        let r = self.send(self.http.get(format!("{}/metrics", self.base)).timeout(CALL_TIMEOUT)).await?;
+        let r = self.send(|b| self.http.get(format!("{b}/metrics")).timeout(CALL_TIMEOUT)).await?;
         r.text().await.map_err(|e| LogError::Transport(e.to_string()))
     }
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Vec<u8> {
-    // These bodies are plain structs of numbers and hex strings: serialising cannot fail.
-    serde_json::to_vec(v).unwrap_or_default()
+impl LogClient {
+    fn post_json<T: serde::Serialize>(&self, url: String, v: &T) -> reqwest::RequestBuilder {
+        // These bodies are plain structs of numbers and hex strings: serialising cannot fail.
+        let body = serde_json::to_vec(v).unwrap_or_default();
+        self.http.post(url).header(header::CONTENT_TYPE, "application/json").body(body)
+    }
+}
+
+fn normalise(url: &str) -> Result<String, LogError> {
+    let base = url.trim_end_matches('/').to_owned();
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(LogError::Invalid(format!("log service URL must start with http:// or https://: {url}")));
+    }
+    Ok(base)
 }

@@ -172,3 +172,18 @@ async fn checksum_marks_are_written_and_verified() {
     let v = core.verify("s").await.expect("verify");
     assert_eq!(v.marks_checked, marks.len() as u64);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_moves_to_a_reachable_endpoint() {
+    let (_d, base, _c) = setup().await;
+    // Nothing listens on the first endpoint (a port that was free a moment ago).
+    let dead = format!("http://127.0.0.1:{}", common::free_port());
+    let c = LogClient::with_endpoints(&[&dead, &base], TOKEN).expect("client");
+    assert_eq!(c.endpoint(), dead);
+    c.create("s").await.expect("create through the second endpoint");
+    assert_eq!(c.endpoint(), base);
+    let a = c.append("s", 0, 1, vec![NewEntry::data(&b"x"[..])]).await.expect("append");
+    assert_eq!(a.last_id, 1);
+    let only_dead = LogClient::new(&dead, TOKEN).expect("client");
+    assert!(matches!(only_dead.head("s").await, Err(LogError::Transport(_))));
+}

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Side-by-side load benchmark: redis-server and `memoria up` on loopback, driven by
+# redis-benchmark in the same run, alternating servers and repeating to fight noise.
+# Prints a markdown table (median of the repeats): ops/s, p50 and p99 for each server
+# and the ratio Memoria/Redis.
+#
+#   benches/load/run.sh                      # GET,SET; -d 100; 1M keys; 50 clients; P=1,16
+#   benches/load/run.sh -t get,set,incr -P "1 16 64" -k 5 -s 10
+#
+# Needs redis-server, redis-benchmark and redis-cli (Debian: apt-get install redis-server
+# redis-tools) and a release build of memoria (cargo build --release -p memoria-host).
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: benches/load/run.sh [options]
+  -t TESTS      redis-benchmark tests, comma-separated (default: get,set)
+  -n N          requests per run, or "auto": calibrated on redis-server so one run
+                lasts about -s seconds (default: auto)
+  -s SECONDS    target length of one run for -n auto (default: 5)
+  -c CLIENTS    parallel connections (default: 50)
+  -P "LIST"     pipeline depths, space- or comma-separated (default: "1 16")
+  -d BYTES      value size (default: 100)
+  -r KEYS       keyspace size (-r of redis-benchmark) (default: 1000000)
+  -k REPEATS    repeats per (test, pipeline, server); the median is reported (default: 3)
+  -b PATH       memoria binary (default: $CARGO_TARGET_DIR/release/memoria or
+                target/release/memoria)
+  -m "ARGS"     extra arguments for `memoria up` (also $MEMORIA_ARGS)
+  -R "ARGS"     extra arguments for redis-server (also $REDIS_ARGS)
+  --no-preload  do not load all KEYS keys into both servers before measuring
+  -o FILE       also write the markdown table to FILE
+  -h            this help
+EOF
+}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+tests="get,set"
+requests="auto"
+seconds=5
+clients=50
+pipelines="1 16"
+datasize=100
+keyspace=1000000
+repeats=3
+memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
+memoria_args="${MEMORIA_ARGS:-}"
+redis_args="${REDIS_ARGS:-}"
+preload=1
+outfile=""
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        -t) tests="$2"; shift 2 ;;
+        -n) requests="$2"; shift 2 ;;
+        -s) seconds="$2"; shift 2 ;;
+        -c) clients="$2"; shift 2 ;;
+        -P) pipelines="${2//,/ }"; shift 2 ;;
+        -d) datasize="$2"; shift 2 ;;
+        -r) keyspace="$2"; shift 2 ;;
+        -k) repeats="$2"; shift 2 ;;
+        -b) memoria_bin="$2"; shift 2 ;;
+        -m) memoria_args="$2"; shift 2 ;;
+        -R) redis_args="$2"; shift 2 ;;
+        --no-preload) preload=0; shift ;;
+        -o) outfile="$2"; shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+for tool in redis-server redis-benchmark redis-cli; do
+    command -v "$tool" >/dev/null || { echo "$tool not found: apt-get install -y redis-server redis-tools" >&2; exit 1; }
+done
+[[ -x "$memoria_bin" ]] || { echo "memoria binary not found at $memoria_bin: cargo build --release -p memoria-host (or pass -b)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/memoria-load.XXXXXX")
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${pids[@]}"; do
+        # Give each server a moment to exit cleanly, then insist.
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A free loopback port: nothing accepts a connection on it.
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 40000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p"
+            return
+        fi
+    done
+}
+
+wait_ready() { # port name pid
+    for _ in $(seq 300); do
+        if [[ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" == "PONG" ]]; then return 0; fi
+        kill -0 "$3" 2>/dev/null || { echo "$2 exited during startup; its log:" >&2; cat "$work/$2.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    echo "$2 did not answer PING on port $1" >&2
+    exit 1
+}
+
+redis_port=$(free_port)
+# shellcheck disable=SC2086
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+    --dir "$work" --logfile "$work/redis.log" $redis_args &
+pids+=($!)
+wait_ready "$redis_port" redis $!
+
+memoria_port=$(free_port)
+while [[ "$memoria_port" == "$redis_port" ]]; do memoria_port=$(free_port); done
+console_port=$(free_port)
+# shellcheck disable=SC2086
+"$memoria_bin" up --port "$memoria_port" --bind 127.0.0.1 --data-dir "$work/memoria-data" \
+    --console-port "$console_port" $memoria_args >"$work/memoria.log" 2>&1 &
+pids+=($!)
+wait_ready "$memoria_port" memoria $!
+
+declare -A port=([redis]=$redis_port [memoria]=$memoria_port)
+
+# Every key the benchmark can touch exists, with a value of the benchmarked size, so GETs
+# hit (redis-benchmark's keys are key:<12-digit zero-padded number>).
+if [[ $preload == 1 ]]; then
+    for s in redis memoria; do
+        echo "preloading $keyspace keys of $datasize bytes into $s…" >&2
+        awk -v n="$keyspace" -v d="$datasize" 'BEGIN {
+            v = sprintf("%*s", d, ""); gsub(/ /, "x", v);
+            for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$%d\r\n%s\r\n", i, d, v
+        }' | redis-cli -h 127.0.0.1 -p "${port[$s]}" --pipe >"$work/preload-$s.log" 2>&1 \
+            || { echo "preloading $s failed:" >&2; cat "$work/preload-$s.log" >&2; exit 1; }
+        dbsize=$(redis-cli -h 127.0.0.1 -p "${port[$s]}" dbsize)
+        [[ "$dbsize" -ge "$keyspace" ]] || { echo "$s holds $dbsize keys after preloading $keyspace" >&2; exit 1; }
+    done
+fi
+
+# One redis-benchmark run; prints "rps p50 p99" (latencies in ms).
+bench() { # server test pipeline n
+    local out line
+    out=$(redis-benchmark -h 127.0.0.1 -p "${port[$1]}" -t "$2" -P "$3" -n "$4" -c "$clients" \
+        -d "$datasize" -r "$keyspace" --csv 2>"$work/bench.err") \
+        || { echo "redis-benchmark against $1 failed:" >&2; cat "$work/bench.err" >&2; exit 1; }
+    # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+    line=$(printf '%s\n' "$out" | tr -d '"' | awk -F, 'NR > 1 && $1 != "" { print $2, $5, $7; exit }')
+    [[ -n "$line" ]] || { echo "no result from redis-benchmark against $1: $out" >&2; exit 1; }
+    echo "$line"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+IFS=, read -r -a test_list <<<"$tests"
+declare -A nreq rps p50 p99
+
+# Calibrate -n on redis-server so each run lasts about $seconds.
+for P in $pipelines; do
+    for t in "${test_list[@]}"; do
+        if [[ $requests == auto ]]; then
+            probe=$((20000 * P)); (( probe > 1000000 )) && probe=1000000
+            res=$(bench redis "$t" "$P" "$probe")
+            read -r r _ _ <<<"$res"
+            n=$(awk -v r="$r" -v s="$seconds" 'BEGIN { n = int(r * s / 10000) * 10000; if (n < 10000) n = 10000; print n }')
+        else
+            n=$requests
+        fi
+        nreq[$t,$P]=$n
+    done
+done
+
+for ((k = 1; k <= repeats; k++)); do
+    # Alternate which server goes first, so slow drift of the machine hits both alike.
+    if (( k % 2 )); then order="redis memoria"; else order="memoria redis"; fi
+    for P in $pipelines; do
+        for t in "${test_list[@]}"; do
+            for s in $order; do
+                res=$(bench "$s" "$t" "$P" "${nreq[$t,$P]}")
+                read -r r a b <<<"$res"
+                rps[$s,$t,$P]+="$r "
+                p50[$s,$t,$P]+="$a "
+                p99[$s,$t,$P]+="$b "
+                printf 'run %d/%d  %-7s %-6s P=%-3s n=%-9s %12s ops/s  p50 %s ms  p99 %s ms\n' \
+                    "$k" "$repeats" "$s" "$t" "$P" "${nreq[$t,$P]}" "$r" "$a" "$b" >&2
+            done
+        done
+    done
+done
+
+rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if ! git -C "$repo" diff --quiet HEAD -- 2>/dev/null; then rev="$rev+dirty"; fi
+table=$(
+    echo "Load benchmark, $(date -u +%Y-%m-%d) — memoria $rev vs $(redis-server --version | awk '{print $3}' | tr -d 'v=') on $(nproc) cores;"
+    echo "redis-benchmark -c $clients -d $datasize -r $keyspace, ${repeats} alternating runs each, median shown$([[ $preload == 1 ]] && echo ", all $keyspace keys preloaded")."
+    echo
+    echo "| test | pipeline | requests | redis ops/s | memoria ops/s | memoria/redis | redis p50 ms | memoria p50 ms | redis p99 ms | memoria p99 ms |"
+    echo "|------|---------:|---------:|------------:|--------------:|--------------:|-------------:|---------------:|-------------:|---------------:|"
+    for t in "${test_list[@]}"; do
+        for P in $pipelines; do
+            # shellcheck disable=SC2086
+            {
+                rr=$(median ${rps[redis,$t,$P]}); mr=$(median ${rps[memoria,$t,$P]})
+                r50=$(median ${p50[redis,$t,$P]}); m50=$(median ${p50[memoria,$t,$P]})
+                r99=$(median ${p99[redis,$t,$P]}); m99=$(median ${p99[memoria,$t,$P]})
+            }
+            ratio=$(awk -v m="$mr" -v r="$rr" 'BEGIN { printf "%.2f", (r > 0 ? m / r : 0) }')
+            printf '| %s | %s | %s | %.0f | %.0f | %s× | %s | %s | %s | %s |\n' \
+                "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "${nreq[$t,$P]}" "$rr" "$mr" "$ratio" "$r50" "$m50" "$r99" "$m99"
+        done
+    done
+)
+echo
+echo "$table"
+[[ -n "$outfile" ]] && echo "$table" >"$outfile"
+exit 0

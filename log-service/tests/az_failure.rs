@@ -84,7 +84,13 @@ async fn progress(writers: &[Writer], n: u64, what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn az_failures() {
     let az = common::Pg3Az::up();
-    let clients: Vec<LogClient> = (0..3).map(|i| LogClient::new(&az.url(i), &az.token).expect("client")).collect();
+    // Each writer prefers its own AZ's service and falls back to the others.
+    let clients: Vec<LogClient> = (0..3)
+        .map(|i| {
+            let urls: Vec<String> = (0..3).map(|k| az.url((i + k) % 3)).collect();
+            LogClient::with_endpoints(&urls.iter().map(String::as_str).collect::<Vec<_>>(), &az.token).expect("client")
+        })
+        .collect();
     let logs: Vec<String> = (0..3).map(|i| format!("shard-{i}")).collect();
     for l in &logs {
         clients[0].create(l).await.expect("create");
@@ -97,14 +103,17 @@ async fn az_failures() {
     progress(&writers, 50, "killing standby az3").await;
     az.run(&["start", "az3"]);
 
-    // The primary's AZ fails with appends in flight. Promote the most advanced standby and
-    // re-point the other; the services find the new primary themselves.
+    // The primary's whole AZ fails with appends in flight: its PostgreSQL and its log
+    // service. Promote the most advanced standby and re-point the other; the surviving
+    // services find the new primary themselves, and az1's writer moves to another AZ.
     az.run(&["kill", "az1"]);
+    az.run(&["svc-kill", "az1"]);
     let promoted = az.run(&["failover"]);
     eprintln!("new primary: {promoted}");
     progress(&writers, 50, "killing primary az1 and promoting").await;
     // The old primary comes back as a standby (pg_rewind) and the cluster stays writable.
     az.run(&["rejoin", "az1"]);
+    az.run(&["svc-start", "az1"]);
     progress(&writers, 20, "rejoining az1").await;
 
     for w in &writers {
@@ -142,8 +151,10 @@ async fn az_failures() {
         let report = reader.verify(log).await.expect("chain verifies after failover");
         eprintln!("{log}: {} acknowledged entries, tail {}, chain ok ({} entries)", acks[i].len(), report.tail_id, report.entries_checked);
     }
-    let m = clients[0].metrics().await.expect("metrics");
-    for line in m.lines().filter(|l| l.starts_with("memoria_log_in_doubt_total")) {
-        eprintln!("az1 service: {line}");
+    for (i, c) in clients.iter().enumerate() {
+        let m = c.metrics().await.expect("metrics");
+        for line in m.lines().filter(|l| l.starts_with("memoria_log_in_doubt_total")) {
+            eprintln!("writer {i} via {}: {line}", c.endpoint());
+        }
     }
 }

@@ -101,6 +101,8 @@ async fn views(c: LogClient) {
         }
         other => panic!("expected a conflict, got {other:?}"),
     }
+    // A writer from an older epoch is fenced even with the right prev_id.
+    assert!(matches!(api.append("shard-0", 4, 0, vec![NewEntry::data(&b"old leader"[..])]).await, Err(LogError::Conflict { tail_id: 4, .. })));
     // prev_id ahead of the tail is a conflict too, not a gap.
     assert!(matches!(api.append("shard-0", 9, 2, vec![NewEntry::data(&b"x"[..])]).await, Err(LogError::Conflict { tail_id: 4, .. })));
 

@@ -48,8 +48,9 @@ pub trait LogStore: Send + Sync + 'static {
     /// Creates the log if absent; true when it was created now.
     fn create_log(&self, log: &str) -> impl Future<Output = Result<bool, LogError>> + Send;
 
-    /// The conditional append: inserts `rows` (ids `prev_id+1..`) only if entry `prev_id`
-    /// exists with `prev_checksum` (or, for `prev_id` = 0, the log is empty).
+    /// The conditional append: inserts `rows` (ids `prev_id+1..`, all of one epoch) only if
+    /// entry `prev_id` exists with `prev_checksum` and an epoch no higher than the rows'
+    /// (epochs never decrease along a log), or, for `prev_id` = 0, the log is empty.
     fn insert(
         &self,
         log: &str,

@@ -325,7 +325,7 @@ SELECT $1, $2::bigint + t.ord, $2::bigint + t.ord - 1, $3, t.kind, t.format, t.p
 FROM UNNEST($5::smallint[], $6::int[], $7::bytea[], $8::bytea[]) WITH ORDINALITY AS t(kind, format, payload, checksum, ord)
 WHERE CASE WHEN $2::bigint = 0
            THEN NOT EXISTS (SELECT 1 FROM entries WHERE log = $1)
-           ELSE EXISTS (SELECT 1 FROM entries WHERE log = $1 AND id = $2 AND checksum = $9)
+           ELSE EXISTS (SELECT 1 FROM entries WHERE log = $1 AND id = $2 AND checksum = $9 AND epoch <= $3)
       END";
 
 impl LogStore for PgStore {

@@ -198,7 +198,8 @@ async fn insert_one(conn: &mut SqliteConnection, job: &Job) -> Result<InsertOutc
         if first {
             // The condition lives in the same statement as the insert: the primary key is
             // the arbiter; the WHERE rejects a prev_id that is not a stored entry with the
-            // expected checksum (or a non-empty log for prev_id 0).
+            // expected checksum and an epoch no higher than ours (or a non-empty log for
+            // prev_id 0).
             if job.prev_id == 0 {
                 qb.push(" WHERE NOT EXISTS (SELECT 1 FROM entries WHERE log = ").push_bind(log.to_owned()).push(")");
             } else {
@@ -208,6 +209,8 @@ async fn insert_one(conn: &mut SqliteConnection, job: &Job) -> Result<InsertOutc
                     .push_bind(job.prev_id)
                     .push(" AND checksum = ")
                     .push_bind(job.prev_checksum.0.to_vec())
+                    .push(" AND epoch <= ")
+                    .push_bind(job.rows.first().map(|e| e.epoch as i64).unwrap_or(0))
                     .push(")");
             }
         }

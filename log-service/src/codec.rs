@@ -308,6 +308,31 @@ mod tests {
         assert!(AppendRequest::decode(Bytes::from(v2)).unwrap_err().0.contains("version"));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn decoders_never_panic_on_arbitrary_bytes(b in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            let b = Bytes::from(b);
+            let _ = AppendRequest::decode(b.clone());
+            let _ = ReadBatch::decode(b.clone());
+            let _ = Appended::decode(b);
+        }
+
+        #[test]
+        fn any_valid_append_round_trips(
+            prev_id in proptest::num::u64::ANY,
+            epoch in proptest::num::u64::ANY,
+            sum in proptest::option::of(proptest::array::uniform32(proptest::num::u8::ANY)),
+            entries in proptest::collection::vec((1u8..=9, proptest::num::u16::ANY, proptest::collection::vec(proptest::num::u8::ANY, 0..64)), 1..16),
+        ) {
+            let entries: Vec<NewEntry> = entries
+                .into_iter()
+                .map(|(k, format, p)| NewEntry { kind: if k == Kind::ChecksumMark as u8 { Kind::Data } else { Kind::from_u8(k).unwrap_or(Kind::Data) }, format, payload: Bytes::from(p) })
+                .collect();
+            let req = AppendRequest { prev_id, epoch, prev_checksum: sum.map(Checksum), entries };
+            proptest::prop_assert_eq!(AppendRequest::decode(req.encode()), Ok(req));
+        }
+    }
+
     #[test]
     fn read_batch_round_trips() {
         let c1 = link(&GENESIS, 1, 1, Kind::Data, 1, b"x");

@@ -62,7 +62,8 @@ struct Args {
     #[arg(long, default_value_t = 120)]
     settle_timeout: u64,
 
-    /// Create these logs at start (comma-separated), e.g. `cluster,shard-0`.
+    /// Create these logs at start (comma-separated), e.g. `shard-0,shard-1`. The cluster log
+    /// is always created.
     #[arg(long, value_delimiter = ',')]
     create: Vec<String>,
 }
@@ -120,6 +121,8 @@ async fn main() -> anyhow::Result<()> {
         ..CoreOptions::default()
     };
     let core = LogCore::new(store, opts);
+    // The cluster log (topology) always exists; shard logs are created by their hosts.
+    core.create(memoria_log::CLUSTER_LOG).await.context("creating the cluster log")?;
     for log in &args.create {
         core.create(log).await.with_context(|| format!("creating log {log}"))?;
     }

@@ -306,10 +306,14 @@ impl LogCore {
         Self::check_name(log)?;
         let limit = limit.clamp(1, self.inner.opts.max_read);
         let deadline = Instant::now() + wait.min(self.inner.opts.max_wait);
-        let mut rx = self.inner.tails.subscribe(log);
+        // Subscribed only once a wait is needed (and only for a log that exists), then the
+        // range is read again, so no append can slip between the read and the wait.
+        let mut rx: Option<tokio::sync::watch::Receiver<u64>> = None;
         let store = &self.inner.store;
         loop {
-            rx.borrow_and_update();
+            if let Some(rx) = rx.as_mut() {
+                rx.borrow_and_update();
+            }
             // Read the anchor (entry `after`) with the range so the first entry's link is
             // checked too.
             let from = after.max(1);
@@ -347,6 +351,10 @@ impl LogCore {
             if now >= deadline {
                 return Ok(ReadBatch { tail_id: head.id, entries: Vec::new() });
             }
+            let Some(rx) = rx.as_mut() else {
+                rx = Some(self.inner.tails.subscribe(log));
+                continue;
+            };
             let nap = (deadline - now).min(self.inner.opts.poll_interval);
             tokio::select! {
                 r = rx.changed() => {

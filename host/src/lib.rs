@@ -1,6 +1,7 @@
 //! memoria-host: the RESP server around the WebAssembly engine.
 
 pub mod conn;
+pub mod lease;
 pub mod server;
 pub mod shard;
 pub mod wasm;

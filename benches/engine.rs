@@ -1,0 +1,250 @@
+//! The command engine native (`memoria_core::Engine::execute`) vs. as a WebAssembly
+//! component under Wasmtime (`memoria_host::wasm::ShardEngine::execute`), at batch sizes
+//! 1/16/64/256, for GET and SET with 100-byte values on a preloaded keyspace.
+//!
+//!     cargo bench -p memoria-benches --bench engine
+//!
+//! Criterion reports time per batch and, through `Throughput::Elements`, commands per
+//! second. At the end the bench prints a markdown table of the time *per command*
+//! (median of criterion's samples) and the component/native ratio per batch size — the
+//! numbers the README records. Acceptance (issue 2): ratio ≤ 2 at batch 64.
+//!
+//! Environment: `MEMORIA_BENCH_KEYS` (preloaded keys, default 100000),
+//! `MEMORIA_BENCH_SECS` (measurement seconds per benchmark, default 3).
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use memoria_core::Engine;
+use memoria_core::batch::{self, BatchWriter, OutputReader};
+use memoria_host::wasm::{EngineFactory, ShardEngine};
+
+const BATCH_SIZES: [usize; 4] = [1, 16, 64, 256];
+const VALUE_LEN: usize = 100;
+/// Client ids the commands of a batch are spread over (a batch drains many clients).
+const CLIENTS: u64 = 8;
+/// Distinct pre-built batches per (op, size), cycled so keys vary between iterations.
+const POOL: usize = 64;
+const SAMPLE_SIZE: usize = 50;
+const NOW_US: i64 = 1_700_000_000_000_000;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// xorshift64*: deterministic key choice.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+fn key(i: u64) -> String {
+    format!("key:{i:012}")
+}
+
+fn value(i: u64) -> Vec<u8> {
+    let mut v = format!("{i:020}").into_bytes();
+    v.resize(VALUE_LEN, b'v');
+    v
+}
+
+fn connects() -> Vec<u8> {
+    let mut b = BatchWriter::new();
+    for c in 1..=CLIENTS {
+        b.record(batch::REC_CONNECT, c, format!("127.0.0.1:{}\n127.0.0.1:6379", 40000 + c).as_bytes());
+    }
+    b.buf
+}
+
+/// Batches of SETs that load keys 0..n.
+fn preload_batches(n: u64) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut cmd = Vec::new();
+    let mut i = 0;
+    while i < n {
+        let mut b = BatchWriter::new();
+        for _ in 0..1000 {
+            if i >= n {
+                break;
+            }
+            cmd.clear();
+            memoria_core::resp::encode_command(&mut cmd, &[&b"SET"[..], key(i).as_bytes(), &value(i)]);
+            b.record(batch::REC_COMMAND, 1 + i % CLIENTS, &cmd);
+            i += 1;
+        }
+        out.push(b.buf);
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Op {
+    Get,
+    Set,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Get => "GET",
+            Op::Set => "SET",
+        }
+    }
+}
+
+fn workload(op: Op, size: usize, keys: u64, rng: &mut Rng) -> Vec<Vec<u8>> {
+    let mut cmd = Vec::new();
+    (0..POOL)
+        .map(|_| {
+            let mut b = BatchWriter::new();
+            for j in 0..size {
+                let k = rng.next() % keys;
+                cmd.clear();
+                match op {
+                    Op::Get => memoria_core::resp::encode_command(&mut cmd, &[&b"GET"[..], key(k).as_bytes()]),
+                    Op::Set => memoria_core::resp::encode_command(&mut cmd, &[&b"SET"[..], key(k).as_bytes(), &value(rng.next())]),
+                }
+                b.record(batch::REC_COMMAND, 1 + j as u64 % CLIENTS, &cmd);
+            }
+            b.buf
+        })
+        .collect()
+}
+
+/// Checks one batch's replies, so the bench cannot silently measure error paths.
+fn check(op: Op, out: &[u8], size: usize) {
+    let replies: Vec<&[u8]> = OutputReader::new(out).filter(|r| r.kind == batch::REC_COMMAND).map(|r| r.reply).collect();
+    assert_eq!(replies.len(), size, "one reply per command");
+    for r in replies {
+        match op {
+            Op::Get => assert!(r.starts_with(format!("${VALUE_LEN}\r\n").as_bytes()), "GET reply {:?}", String::from_utf8_lossy(r)),
+            Op::Set => assert_eq!(r, b"+OK\r\n"),
+        }
+    }
+}
+
+trait Exec {
+    fn run(&mut self, batch: &[u8]) -> Vec<u8>;
+}
+
+struct Native(Engine);
+impl Exec for Native {
+    fn run(&mut self, batch: &[u8]) -> Vec<u8> {
+        self.0.execute(batch, NOW_US, 7)
+    }
+}
+
+struct Wasm(ShardEngine);
+impl Exec for Wasm {
+    fn run(&mut self, batch: &[u8]) -> Vec<u8> {
+        self.0.execute(batch, NOW_US, 7).expect("the engine component trapped")
+    }
+}
+
+fn prepare(e: &mut dyn Exec, keys: u64) {
+    e.run(&connects());
+    for b in preload_batches(keys) {
+        let out = e.run(&b);
+        assert!(OutputReader::new(&out).all(|r| r.reply == b"+OK\r\n"));
+    }
+}
+
+/// Per-iteration times of every criterion sample, per benchmark, for the summary.
+type Samples = BTreeMap<(usize, Op, &'static str), Vec<f64>>;
+static SAMPLES: Mutex<Samples> = Mutex::new(BTreeMap::new());
+
+fn bench_one(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, e: &mut dyn Exec, kind: &'static str, op: Op, size: usize, batches: &[Vec<u8>]) {
+    check(op, &e.run(&batches[0]), size);
+    let mut next = 0usize;
+    c.bench_function(BenchmarkId::new(kind, size), |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                let out = e.run(&batches[next % POOL]);
+                black_box(out.len());
+                next = next.wrapping_add(1);
+            }
+            let el = start.elapsed();
+            SAMPLES.lock().unwrap().entry((size, op, kind)).or_default().push(el.as_nanos() as f64 / iters as f64);
+            el
+        })
+    });
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+fn summary() {
+    let mut s = SAMPLES.lock().unwrap();
+    // Criterion warms up through the same routine, then takes SAMPLE_SIZE samples: keep
+    // only those.
+    for v in s.values_mut() {
+        let skip = v.len().saturating_sub(SAMPLE_SIZE);
+        v.drain(..skip);
+    }
+    if s.values().all(|v| v.len() < 10) {
+        return; // `cargo test --benches` runs each once: nothing to summarise.
+    }
+    println!();
+    println!("Engine per-command time, component (Wasmtime) vs native — median of criterion samples");
+    println!();
+    println!("| batch | op  | native ns/cmd | component ns/cmd | component/native |");
+    println!("|------:|-----|--------------:|-----------------:|-----------------:|");
+    let mut at64 = Vec::new();
+    for size in BATCH_SIZES {
+        for op in [Op::Get, Op::Set] {
+            let n = s.get_mut(&(size, op, "native")).map(|v| median(v) / size as f64);
+            let w = s.get_mut(&(size, op, "component")).map(|v| median(v) / size as f64);
+            if let (Some(n), Some(w)) = (n, w) {
+                println!("| {size:>5} | {} | {n:>13.1} | {w:>16.1} | {:>15.2}× |", op.name(), w / n);
+                if size == 64 {
+                    at64.push((op, w / n));
+                }
+            }
+        }
+    }
+    println!();
+    for (op, r) in at64 {
+        println!("acceptance (component ≤ 2× native per command at batch 64), {}: {r:.2}× — {}", op.name(), if r <= 2.0 { "PASS" } else { "FAIL" });
+    }
+}
+
+fn main() {
+    let keys = env_usize("MEMORIA_BENCH_KEYS", 100_000) as u64;
+    let secs = env_usize("MEMORIA_BENCH_SECS", 3) as u64;
+    let mut c = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(secs)).sample_size(SAMPLE_SIZE).configure_from_args();
+
+    let mut native = Native(Engine::new(42));
+    let factory = EngineFactory::new().expect("compile the engine component");
+    assert_eq!(factory.import_count(), 0);
+    let mut wasm = Wasm(factory.instantiate(42).expect("instantiate the engine component"));
+    eprintln!("preloading {keys} keys with {VALUE_LEN}-byte values into both engines…");
+    prepare(&mut native, keys);
+    prepare(&mut wasm, keys);
+
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for op in [Op::Get, Op::Set] {
+        let mut g = c.benchmark_group(format!("engine/{}", op.name()));
+        for size in BATCH_SIZES {
+            let batches = workload(op, size, keys, &mut rng);
+            g.throughput(Throughput::Elements(size as u64));
+            // Native and component back to back on the same batches.
+            bench_one(&mut g, &mut native, "native", op, size, &batches);
+            bench_one(&mut g, &mut wasm, "component", op, size, &batches);
+        }
+        g.finish();
+    }
+    c.final_summary();
+    summary();
+}

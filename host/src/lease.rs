@@ -514,8 +514,13 @@ impl Lease {
         self.known_tail = self.known_tail.max(id);
         if self.role == Role::Primary {
             if epoch <= self.own_epoch {
-                // Our own entries (or an in-doubt append of ours that landed after all).
+                // Our own entries. One past what we had acknowledged is an append of ours
+                // reported failed that landed after all (only the winner of a claim ever
+                // writes its epoch): append after it rather than conflict with it.
                 self.read_id = self.read_id.max(id);
+                if epoch == self.own_epoch && self.in_flight.is_none() {
+                    self.append_prev = self.append_prev.max(id);
+                }
                 return;
             }
             self.step_down(StepDownReason::Deposed, now, out);

@@ -214,14 +214,12 @@ fn one_append_in_flight_and_data_acks_count_as_renewals() {
     assert!(l.start_data_append(1501).is_none(), "a renewal is in flight");
     l.handle(Event::AppendAcked { token, last_id: 3, now_ms: 1510 });
     // Under steady writes, no renewals at all.
-    let mut last = 3;
     for i in 0..50u64 {
         let now = 1600 + i * 200;
         assert!(tick(&mut l, now).is_empty(), "data appends renew the lease");
         let t = l.start_data_append(now).unwrap();
-        assert_eq!(t.prev_id, last);
-        last += 1;
-        l.handle(Event::AppendAcked { token: t.token, last_id: last, now_ms: now + 20 });
+        assert_eq!(t.prev_id, 3 + i);
+        l.handle(Event::AppendAcked { token: t.token, last_id: 4 + i, now_ms: now + 20 });
     }
     // Stale or unknown tokens are ignored.
     let before = l.lease_expiry();
@@ -408,7 +406,7 @@ fn a_frozen_primary_never_serves_after_its_lease_and_steps_down() {
         assert_eq!(p.can_serve_reads(real), real < 4000, "at {real}");
     }
     assert!(r.can_serve_reads(7_004_230));
-    assert!(4000 < 4224, "old lease over before the claim was sent");
+    assert!(!p.can_serve_reads(4224), "the old lease is over before the claim is even sent");
     // Case A: it resumes with a Tick first: lease long gone, steps down at once.
     let mut pa = p.clone();
     let a = tick(&mut pa, 20_000);
@@ -548,6 +546,18 @@ fn a_claim_with_unknown_outcome_reads_on_before_claiming_again() {
     let a = l.handle(Event::TailReached { tail_id: 4, now_ms: 100_001 });
     let (_, prev, epoch) = claim_of(&a).unwrap();
     assert_eq!((prev, epoch), (4, 3), "epochs never repeat, even for lost claims");
+}
+
+#[test]
+fn a_primary_that_tails_learns_its_in_doubt_append_landed() {
+    let (mut p, _) = primary_at(0);
+    let t = p.start_data_append(100).unwrap();
+    // The transport gave up, but the append landed as id 2.
+    assert!(p.handle(Event::AppendFailed { token: t.token, now_ms: 400 }).is_empty());
+    assert_eq!(p.lease_expiry(), Some(3000), "no extension for an append not known to land");
+    assert!(read(&mut p, 2, 1, EntryKind::Data, true, 410).is_empty());
+    let t = p.start_data_append(420).unwrap();
+    assert_eq!(t.prev_id, 2, "appends after it instead of conflicting with itself");
 }
 
 #[test]

@@ -105,9 +105,19 @@ struct LogEntry {
     visible: [u64; N],
 }
 
+#[derive(Clone, Copy)]
+struct Append {
+    node: usize,
+    token: AppendToken,
+    prev_id: u64,
+    epoch: u64,
+    kind: EntryKind,
+    lease_ms: Option<u64>,
+}
+
 enum Msg {
     /// An append reaches the log.
-    Arrive { node: usize, token: AppendToken, prev_id: u64, epoch: u64, kind: EntryKind, lease_ms: Option<u64>, resp_delay: Option<u64> },
+    Arrive { append: Append, resp_delay: Option<u64> },
     /// The log's answer reaches the node.
     Response { node: usize, ev: Event },
     /// The node's append timer fires.
@@ -187,7 +197,8 @@ impl Sim<'_> {
         }
         let arrive = self.t + self.delay();
         let resp_delay = if self.dropped() { None } else { Some(self.delay()) };
-        self.schedule(arrive, Msg::Arrive { node, token, prev_id, epoch, kind, lease_ms, resp_delay });
+        let append = Append { node, token, prev_id, epoch, kind, lease_ms };
+        self.schedule(arrive, Msg::Arrive { append, resp_delay });
     }
 
     fn perform(&mut self, node: usize, actions: Vec<Action>) -> Result<(), String> {
@@ -242,24 +253,26 @@ impl Sim<'_> {
         }
         let actions = self.nodes[node].sm.handle(ev);
         self.perform(node, actions)?;
-        if let Some(token) = token {
-            if self.nodes[node].data_tokens.remove(&token) && acked {
-                let now = ev.now_ms();
-                if self.nodes[node].sm.can_ack_writes(now) {
-                    self.stats.write_acks += 1;
-                    let e = self.nodes[node].sm.epoch();
-                    if e != self.max_epoch {
-                        return Err(format!("t={}: node {node} (epoch {e}) acked a write after the claim of epoch {}", self.t, self.max_epoch));
-                    }
-                } else {
-                    self.stats.late_acks_refused += 1;
+        if let Some(token) = token
+            && self.nodes[node].data_tokens.remove(&token)
+            && acked
+        {
+            let now = ev.now_ms();
+            if self.nodes[node].sm.can_ack_writes(now) {
+                self.stats.write_acks += 1;
+                let e = self.nodes[node].sm.epoch();
+                if e != self.max_epoch {
+                    return Err(format!("t={}: node {node} (epoch {e}) acked a write after the claim of epoch {}", self.t, self.max_epoch));
                 }
+            } else {
+                self.stats.late_acks_refused += 1;
             }
         }
         Ok(())
     }
 
-    fn arrive(&mut self, node: usize, token: AppendToken, prev_id: u64, epoch: u64, kind: EntryKind, lease_ms: Option<u64>, resp_delay: Option<u64>) -> Result<(), String> {
+    fn arrive(&mut self, a: Append, resp_delay: Option<u64>) -> Result<(), String> {
+        let Append { node, token, prev_id, epoch, kind, lease_ms } = a;
         let tail = self.log.len() as u64;
         let ev = if prev_id == tail {
             if epoch < self.max_epoch || (kind == EntryKind::LeaderClaim && epoch == self.max_epoch) {
@@ -294,16 +307,14 @@ impl Sim<'_> {
                 Msg::Arrive { .. } => None,
                 Msg::Response { node, .. } | Msg::Timeout { node, .. } => Some(*node),
             };
-            if let Some(n) = node {
-                if let Some(until) = self.frozen_until(n, t) {
-                    self.schedule(until, msg);
-                    continue;
-                }
+            if let Some(n) = node
+                && let Some(until) = self.frozen_until(n, t)
+            {
+                self.schedule(until, msg);
+                continue;
             }
             match msg {
-                Msg::Arrive { node, token, prev_id, epoch, kind, lease_ms, resp_delay } => {
-                    self.arrive(node, token, prev_id, epoch, kind, lease_ms, resp_delay)?
-                }
+                Msg::Arrive { append, resp_delay } => self.arrive(append, resp_delay)?,
                 Msg::Response { node, ev } => {
                     if self.partitioned(node, t) {
                         continue; // lost; the timeout will report it
@@ -332,27 +343,29 @@ impl Sim<'_> {
             let partitioned = self.partitioned(node, t);
             let tails = self.nodes[node].sm.role() != Role::Primary || self.p.primary_tails[node];
             // Tail reads: entries in order, each once it is visible to this node.
-            while !partitioned && tails {
-                let c = self.nodes[node].cursor;
-                let Some(e) = self.log.get(c as usize - 1) else { break };
-                if e.visible[node] > t {
-                    break;
-                }
-                let ev = Event::EntryRead {
-                    id: c,
-                    epoch: e.epoch,
-                    kind: e.kind,
-                    lease_ms: e.lease_ms,
-                    at_tail: c == self.log.len() as u64,
-                    now_ms: now,
-                };
-                self.nodes[node].cursor = c + 1;
-                self.deliver(node, ev)?;
-                if self.nodes[node].sm.role() == Role::Primary && !self.p.primary_tails[node] {
-                    break;
+            if !partitioned && tails {
+                loop {
+                    let c = self.nodes[node].cursor;
+                    let Some(e) = self.log.get(c as usize - 1) else { break };
+                    if e.visible[node] > t {
+                        break;
+                    }
+                    let ev = Event::EntryRead {
+                        id: c,
+                        epoch: e.epoch,
+                        kind: e.kind,
+                        lease_ms: e.lease_ms,
+                        at_tail: c == self.log.len() as u64,
+                        now_ms: now,
+                    };
+                    self.nodes[node].cursor = c + 1;
+                    self.deliver(node, ev)?;
+                    if self.nodes[node].sm.role() == Role::Primary && !self.p.primary_tails[node] {
+                        break;
+                    }
                 }
             }
-            if t % self.p.tick_every[node] != 0 {
+            if !t.is_multiple_of(self.p.tick_every[node]) {
                 continue;
             }
             self.deliver(node, Event::Tick { now_ms: now })?;
@@ -362,11 +375,11 @@ impl Sim<'_> {
                 // An empty long-poll: the tail as this node can see it.
                 self.deliver(node, Event::TailReached { tail_id: c - 1, now_ms: now })?;
             }
-            if self.rng.pct(self.p.write_pct) {
-                if let Some(a) = self.nodes[node].sm.start_data_append(now) {
-                    self.nodes[node].data_tokens.insert(a.token);
-                    self.send(node, a.token, a.prev_id, a.epoch, EntryKind::Data, None);
-                }
+            if self.rng.pct(self.p.write_pct)
+                && let Some(a) = self.nodes[node].sm.start_data_append(now)
+            {
+                self.nodes[node].data_tokens.insert(a.token);
+                self.send(node, a.token, a.prev_id, a.epoch, EntryKind::Data, None);
             }
         }
         self.check()

@@ -262,7 +262,7 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
-    ctx.reply.bulks([
+    ctx.reply.help([
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GETNAME",
         "    Return the name of the current connection.",

@@ -409,14 +409,14 @@ pub fn object_freq(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.reply.null();
     }
     if !lfu {
-        return ctx.err("ERR An LRU maxmemory policy is selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        return ctx.err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     }
     // Access frequency is not tracked per key yet; report the counter's floor.
     ctx.reply.int(0);
 }
 
 pub fn object_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
-    ctx.reply.bulks([
+    ctx.reply.help([
         "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "ENCODING <key>",
         "    Return the kind of internal representation used in order to store the value",

@@ -97,6 +97,14 @@ impl Reply {
             self.bulk(s);
         }
     }
+    /// A HELP reply: an array of status lines, as Redis's `addReplyHelp` sends.
+    pub fn help<I: IntoIterator<Item = B>, B: AsRef<[u8]>>(&mut self, items: I) {
+        let items: Vec<B> = items.into_iter().collect();
+        self.array(items.len());
+        for i in &items {
+            self.simple(i.as_ref());
+        }
+    }
     pub fn bulks<I: IntoIterator<Item = B>, B: AsRef<[u8]>>(&mut self, items: I) {
         let items: Vec<B> = items.into_iter().collect();
         self.array(items.len());

@@ -181,7 +181,7 @@ pub fn config_rewrite(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
 }
 
 pub fn config_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
-    ctx.reply.bulks([
+    ctx.reply.help([
         "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GET <pattern>",
         "    Return parameters matching the glob-like <pattern> and their values.",
@@ -374,7 +374,7 @@ pub fn command_getkeys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn command_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
-    ctx.reply.bulks([
+    ctx.reply.help([
         "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "(no subcommand)",
         "    Return details about all Redis commands.",

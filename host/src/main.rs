@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use memoria_host::conn::ConnLimits;
 use memoria_host::server::{self, ServerOptions};
 
+
 #[derive(Parser)]
 #[command(name = "memoria", version, about = "Memoria: a durable, memory-first, Redis-compatible database")]
 struct Cli {
@@ -31,6 +32,9 @@ struct NodeArgs {
     /// Largest unparsed input per client (client-query-buffer-limit), in bytes.
     #[arg(long, default_value_t = 1024 * 1024 * 1024)]
     client_query_buffer_limit: usize,
+    /// Keep data in memory only, with no log (benchmarks; data is lost on exit).
+    #[arg(long)]
+    in_memory: bool,
 }
 
 #[derive(Subcommand)]
@@ -54,9 +58,21 @@ async fn up(a: NodeArgs) -> anyhow::Result<()> {
     let mut limits = ConnLimits::default();
     limits.resp.max_bulk_len = a.proto_max_bulk_len;
     limits.query_buffer = a.client_query_buffer_limit;
-    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits }).await?;
+    let log = if a.in_memory {
+        None
+    } else {
+        std::fs::create_dir_all(&a.data_dir).map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", a.data_dir))?;
+        let path = std::path::Path::new(&a.data_dir).join("log.sqlite");
+        let core = memoria_log::LogCore::open_sqlite(&path).await.map_err(|e| anyhow::anyhow!("opening the log {}: {e}", path.display()))?;
+        println!("log: embedded SQLite at {} (every write is durable before it is acknowledged)", path.display());
+        Some(memoria_log::LogHandle::Embedded(core))
+    };
+    let node = format!("{}:{}", a.bind, a.port);
+    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node }).await?;
     println!("memoria {} listening on {} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr);
-    println!("durability: none yet — this build keeps data in memory only (see README, Limits)");
+    if a.in_memory {
+        println!("durability: none (--in-memory): data is lost when the process stops");
+    }
     println!("press Ctrl-C to stop");
     shutdown_signal().await;
     println!("shutting down");

@@ -6,14 +6,20 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 use crate::conn::{self, ConnCtx, ConnLimits};
+use crate::durable;
 use crate::shard::{self, ServerFacts, ShardHandle, ShardMsg};
 use crate::wasm::EngineFactory;
+use memoria_log::LogHandle;
 
 pub struct ServerOptions {
     pub bind: String,
     pub port: u16,
     pub data_dir: String,
     pub limits: ConnLimits,
+    /// The log this node writes to; None keeps data in memory only (tests, benchmarks).
+    pub log: Option<LogHandle>,
+    /// This node's name in leader claims.
+    pub node: String,
 }
 
 pub struct RunningServer {
@@ -49,7 +55,16 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default()
         ),
     };
-    let (shard, shard_task) = shard::spawn(0, factory, facts)?;
+    let mut engine = factory.instantiate(shard::seed())?;
+    let log = match opts.log {
+        Some(api) => {
+            let r = durable::recover(api, "shard-0", &opts.node, durable::LEASE_MS, &mut engine).await?;
+            tracing::info!(entries = r.applied_entries, effects = r.applied_effects, tail = r.log.prev_id, epoch = r.log.epoch, "recovered shard-0 from the log");
+            Some(r.log)
+        }
+        None => None,
+    };
+    let (shard, shard_task) = shard::spawn(0, factory, engine, log, facts);
     let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits });
     let accept_task = tokio::spawn(async move {
         loop {

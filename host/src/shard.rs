@@ -1,22 +1,31 @@
 //! The shard task: owns one engine instance, drains everything queued by all clients
 //! and makes ONE engine call per batch, then routes the replies back.
 //!
+//! With a log, it is also the write-behind logger: the effects of each batch are appended
+//! (one append in flight; whatever arrives meanwhile goes into the next one), a write's
+//! reply is held until its append is acknowledged, and the tracker holds back replies
+//! that observed a write not yet durable.
+//!
 //! It runs on the same single-threaded runtime as its connections (like Redis's event
-//! loop): handing commands over is a queue push, not a cross-thread wake-up, and the
-//! other core stays free for the clients and, later, the log.
+//! loop): handing commands over is a queue push, not a cross-thread wake-up.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use memoria_core::batch::{self, BatchWriter, OutputReader};
+use memoria_core::batch::{self, BatchReader, BatchWriter, EffectReader, OutputReader};
+use memoria_core::table::{CommandIndex, flags};
+use memoria_log::{Appended, LogError, NewEntry};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
 
+use crate::durable::{self, ShardLog};
+use crate::tracker::Tracker;
 use crate::wasm::{EngineFactory, ShardEngine};
 
 /// Replies for one connection, in order.
 pub struct ReplyMsg {
     pub data: Vec<u8>,
-    /// Close the connection after writing `data` (QUIT, engine crash).
+    /// Close the connection after writing `data` (QUIT, engine crash, lost log).
     pub close: bool,
     /// How many commands these replies answer (flow control on the connection).
     pub answered: usize,
@@ -54,23 +63,51 @@ fn now_us() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
 }
 
-/// Starts the shard as a task on the current runtime.
-pub fn spawn(shard_id: usize, factory: EngineFactory, facts: ServerFacts) -> anyhow::Result<(ShardHandle, tokio::task::JoinHandle<()>)> {
+/// Starts the shard as a task on the current runtime. `engine` is already recovered from
+/// `log` when there is one.
+pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, log: Option<ShardLog>, facts: ServerFacts) -> (ShardHandle, JoinHandle<()>) {
     let (tx, rx) = unbounded_channel();
-    let engine = factory.instantiate(seed())?;
     let join = tokio::spawn(async move {
-        let mut s = Shard { id: shard_id, factory, engine, clients: HashMap::new(), batch: BatchWriter::new(), facts, seq: 0 };
+        let mut s = Shard {
+            id: shard_id,
+            factory,
+            engine,
+            clients: HashMap::new(),
+            batch: BatchWriter::new(),
+            facts,
+            seq: 0,
+            index: CommandIndex::new(),
+            tracker: Tracker::new(),
+            held: HashMap::new(),
+            log,
+            queued: Vec::new(),
+            inflight: None,
+            out: Vec::new(),
+        };
         s.send_facts();
         s.run(rx).await;
     });
-    Ok((ShardHandle { tx }, join))
+    (ShardHandle { tx }, join)
 }
 
-fn seed() -> u64 {
+pub fn seed() -> u64 {
     // The engine has no RNG: per-batch seeds come from here.
     let t = now_us() as u64;
     let addr = &t as *const u64 as u64;
     t.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ addr.rotate_left(17)
+}
+
+/// A reply waiting for the log to acknowledge sequence `need`.
+struct Held {
+    need: u64,
+    data: Vec<u8>,
+    close: bool,
+}
+
+/// The append in flight: its task and the last tracker sequence it makes durable.
+struct Inflight {
+    task: JoinHandle<Result<Appended, LogError>>,
+    last_seq: u64,
 }
 
 struct Shard {
@@ -81,6 +118,16 @@ struct Shard {
     batch: BatchWriter,
     facts: ServerFacts,
     seq: u64,
+    index: CommandIndex,
+    tracker: Tracker,
+    /// Per client, replies held behind the log, in order.
+    held: HashMap<u64, VecDeque<Held>>,
+    log: Option<ShardLog>,
+    /// Effects of batches not yet sent to the log: (tracker sequence, effects).
+    queued: Vec<(u64, Vec<u8>)>,
+    inflight: Option<Inflight>,
+    /// Replies ready to send this round, coalesced per client.
+    out: Vec<(u64, ReplyMsg)>,
 }
 
 impl Shard {
@@ -102,6 +149,7 @@ impl Shard {
             }
             ShardMsg::Disconnect { id } => {
                 self.clients.remove(&id);
+                self.held.remove(&id);
                 self.batch.record(batch::REC_DISCONNECT, id, b"");
             }
             ShardMsg::Shutdown => return false,
@@ -112,23 +160,32 @@ impl Shard {
     async fn run(&mut self, mut rx: UnboundedReceiver<ShardMsg>) {
         let mut last_tick = Instant::now();
         loop {
+            let has_inflight = self.inflight.is_some();
+            let inflight = self.inflight.as_mut().map(|i| &mut i.task);
             let first = tokio::select! {
                 m = rx.recv() => match m {
                     Some(m) => Some(m),
                     None => return,
                 },
+                r = async { inflight.unwrap().await }, if has_inflight => {
+                    let done = self.inflight.take().unwrap();
+                    let r = r.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+                    self.appended(done.last_seq, r).await;
+                    self.flush();
+                    None
+                }
                 _ = tokio::time::sleep_until((last_tick + TICK).into()) => None,
             };
             self.batch.clear();
             if let Some(m) = first {
                 if !self.take(m) {
-                    return;
+                    return self.drain_before_exit().await;
                 }
                 while self.batch.buf.len() < MAX_BATCH_BYTES {
                     match rx.try_recv() {
                         Ok(m) => {
                             if !self.take(m) {
-                                return;
+                                return self.drain_before_exit().await;
                             }
                         }
                         Err(_) => break,
@@ -144,53 +201,242 @@ impl Shard {
             }
             self.seq = self.seq.wrapping_add(1);
             let batch_seed = seed() ^ self.seq;
-            match self.engine.execute(&self.batch.buf, now_us(), batch_seed) {
-                Ok(out) => self.route(&out),
-                Err(e) => self.crashed(e),
+            let input = std::mem::take(&mut self.batch.buf);
+            match self.engine.execute(&input, now_us(), batch_seed) {
+                Ok(out) => self.route(&input, &out),
+                Err(e) => self.crashed(e).await,
+            }
+            self.batch.buf = input;
+            self.start_append();
+            self.flush();
+        }
+    }
+
+    /// On shutdown, waits for the append in flight so acknowledged-looking writes land.
+    async fn drain_before_exit(&mut self) {
+        if let Some(i) = self.inflight.take() {
+            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+            self.appended(i.last_seq, r).await;
+        }
+        self.start_append();
+        if let Some(i) = self.inflight.take() {
+            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+            self.appended(i.last_seq, r).await;
+        }
+        self.flush();
+    }
+
+    /// Decides, per command, when its reply may go out, and queues the batch's effects.
+    fn route(&mut self, input: &[u8], out: &[u8]) {
+        let durable = self.log.is_some();
+        let mut batch_seq = 0u64;
+        let mut batch_fx: Vec<u8> = Vec::new();
+        let mut args: Vec<(usize, usize)> = Vec::new();
+        for (inp, rec) in BatchReader::new(input).zip(OutputReader::new(out)) {
+            let mut need = 0;
+            if durable {
+                if rec.kind == batch::REC_COMMAND {
+                    need = self.need_of(inp.payload, &mut args);
+                }
+                if !rec.effects.is_empty() {
+                    if batch_seq == 0 {
+                        batch_seq = self.tracker.next_seq();
+                    }
+                    need = batch_seq;
+                    self.track_effects(batch_seq, rec.effects, &mut args);
+                    batch_fx.extend_from_slice(rec.effects);
+                }
+            }
+            if rec.kind == batch::REC_COMMAND {
+                let close = rec.flags & batch::OUT_CLOSE != 0;
+                self.deliver(rec.client, need, rec.reply, close);
+            }
+        }
+        if batch_seq != 0 {
+            self.queued.push((batch_seq, batch_fx));
+        }
+    }
+
+    /// The sequence a command's reply must wait for, from the keys it reads.
+    fn need_of(&self, cmd: &[u8], args: &mut Vec<(usize, usize)>) -> u64 {
+        args.clear();
+        if memoria_core::resp::read_command(cmd, args).is_none() || args.is_empty() {
+            return 0;
+        }
+        let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &cmd[a..b]).collect();
+        let Some(spec) = self.index.resolve(&argv) else { return 0 };
+        // Whole-keyspace reads, and EXEC (whose queued reads the host does not see), wait
+        // for every pending write.
+        if spec.flags & flags::KEYSPACE != 0 || spec.name == "exec" {
+            return self.tracker.need_all();
+        }
+        let mut idx = Vec::new();
+        spec.key_indexes(argv.len(), &mut idx);
+        self.tracker.need_for(idx.iter().map(|&i| argv[i]))
+    }
+
+    /// Records the keys each effect writes (databases are not told apart: a false share
+    /// only makes a read wait a little, never return early).
+    fn track_effects(&mut self, seq: u64, effects: &[u8], args: &mut Vec<(usize, usize)>) {
+        for fx in EffectReader::new(effects) {
+            args.clear();
+            if memoria_core::resp::read_command(fx.command, args).is_none() {
+                continue;
+            }
+            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
+            let Some(spec) = self.index.resolve(&argv) else { continue };
+            let mut idx = Vec::new();
+            spec.key_indexes(argv.len(), &mut idx);
+            for i in idx {
+                self.tracker.record(seq, argv[i]);
             }
         }
     }
 
-    /// Sends each client its replies, concatenated in order.
-    fn route(&mut self, out: &[u8]) {
-        let mut pending: Vec<(u64, ReplyMsg)> = Vec::new();
-        for rec in OutputReader::new(out) {
-            if rec.kind != batch::REC_COMMAND {
-                continue;
-            }
-            let close = rec.flags & batch::OUT_CLOSE != 0;
-            match pending.last_mut() {
-                Some((id, m)) if *id == rec.client => {
-                    m.data.extend_from_slice(rec.reply);
-                    m.close |= close;
-                    m.answered += 1;
-                }
-                _ => pending.push((rec.client, ReplyMsg { data: rec.reply.to_vec(), close, answered: 1 })),
-            }
+    fn deliver(&mut self, client: u64, need: u64, reply: &[u8], close: bool) {
+        let queue_empty = self.held.get(&client).is_none_or(|q| q.is_empty());
+        if need <= self.tracker.acked() && queue_empty {
+            self.push_out(client, reply, close, 1);
+        } else {
+            self.held.entry(client).or_default().push_back(Held { need, data: reply.to_vec(), close });
         }
-        for (id, m) in pending {
+    }
+
+    fn push_out(&mut self, client: u64, data: &[u8], close: bool, answered: usize) {
+        match self.out.iter_mut().rev().find(|(id, _)| *id == client) {
+            Some((_, m)) => {
+                m.data.extend_from_slice(data);
+                m.close |= close;
+                m.answered += answered;
+            }
+            None => self.out.push((client, ReplyMsg { data: data.to_vec(), close, answered })),
+        }
+    }
+
+    fn flush(&mut self) {
+        for (id, m) in self.out.drain(..) {
             if let Some(tx) = self.clients.get(&id) {
                 let _ = tx.send(m);
             }
         }
     }
 
-    /// A trap destroyed the instance. Its in-memory state is gone: fail the batch, drop
-    /// every client of this shard (their MULTI/SELECT state went with it) and start over.
-    fn crashed(&mut self, e: crate::wasm::EngineError) {
-        tracing::error!(shard = self.id, error = %e, "engine trapped; rebuilding the shard's engine");
-        let msg = b"-ERR shard engine crashed while running this batch; reconnect\r\n".to_vec();
-        for (_, tx) in self.clients.drain() {
-            let _ = tx.send(ReplyMsg { data: msg.clone(), close: true, answered: usize::MAX });
+    /// Sends the queued effects as one append if none is in flight (group commit).
+    fn start_append(&mut self) {
+        if self.inflight.is_some() || self.queued.is_empty() {
+            return;
         }
-        match self.factory.instantiate(seed()) {
-            Ok(eng) => {
-                self.engine = eng;
-                self.send_facts();
+        let Some(log) = self.log.as_ref() else {
+            self.queued.clear();
+            return;
+        };
+        let last_seq = self.queued.last().map(|(s, _)| *s).unwrap_or(0);
+        let entries: Vec<NewEntry> = self.queued.drain(..).map(|(_, fx)| NewEntry::data(fx)).collect();
+        let task = tokio::spawn(durable::append_settled(log.api.clone(), log.name.clone(), log.prev_id, log.epoch, entries));
+        self.inflight = Some(Inflight { task, last_seq });
+    }
+
+    /// The append covering sequences up to `last_seq` finished.
+    async fn appended(&mut self, last_seq: u64, r: Result<Appended, LogError>) {
+        match r {
+            Ok(a) => {
+                if let Some(log) = self.log.as_mut() {
+                    log.prev_id = a.last_id;
+                }
+                self.tracker.ack(last_seq);
+                self.release();
             }
+            Err(e) => self.log_failed(e).await,
+        }
+    }
+
+    /// Releases held replies whose writes are now durable, in each client's order.
+    fn release(&mut self) {
+        let acked = self.tracker.acked();
+        let ids: Vec<u64> = self.held.keys().copied().collect();
+        for id in ids {
+            let mut ready: Vec<Held> = Vec::new();
+            if let Some(q) = self.held.get_mut(&id) {
+                while q.front().is_some_and(|h| h.need <= acked) {
+                    ready.push(q.pop_front().unwrap());
+                }
+                if q.is_empty() {
+                    self.held.remove(&id);
+                }
+            }
+            for h in ready {
+                self.push_out(id, &h.data, h.close, 1);
+            }
+        }
+    }
+
+    /// The log refused or lost an append. The engine holds writes that are not in the log,
+    /// so nothing it says can be trusted: fail every held reply (no client is told OK for
+    /// a write that is not durable), drop the clients, and rebuild the engine from the log.
+    async fn log_failed(&mut self, e: LogError) {
+        let fenced = matches!(e, LogError::Conflict { .. });
+        tracing::error!(shard = self.id, error = %e, fenced, "log append failed; failing held replies and rebuilding from the log");
+        let msg = format!("-ERR write not durable: the log refused it ({e}); reconnect and retry\r\n");
+        self.fail_everything(msg.as_bytes());
+        self.tracker.reset();
+        self.queued.clear();
+        self.rebuild().await;
+    }
+
+    fn fail_everything(&mut self, msg: &[u8]) {
+        let held: Vec<(u64, VecDeque<Held>)> = self.held.drain().collect();
+        for (id, q) in held {
+            let n = q.len();
+            let mut data = Vec::new();
+            for _ in 0..n {
+                data.extend_from_slice(msg);
+            }
+            self.push_out(id, &data, true, n);
+        }
+        for (id, _) in self.clients.iter() {
+            if !self.out.iter().any(|(c, _)| c == id) {
+                self.out.push((*id, ReplyMsg { data: Vec::new(), close: true, answered: 0 }));
+            }
+        }
+        self.flush();
+        self.clients.clear();
+    }
+
+    /// Replaces the engine with a fresh one; with a log, replays it and re-claims the shard.
+    async fn rebuild(&mut self) {
+        let mut eng = match self.factory.instantiate(seed()) {
+            Ok(e) => e,
             Err(e) => {
-                tracing::error!(shard = self.id, error = %e, "could not rebuild the engine");
+                tracing::error!(shard = self.id, error = %e, "could not instantiate a new engine");
+                return;
+            }
+        };
+        if let Some(log) = self.log.take() {
+            let (api, name, node) = (log.api.clone(), log.name.clone(), log.node.clone());
+            // Nothing can be served until the engine is whole again, so the shard awaits
+            // recovery inline.
+            match durable::recover(api, &name, &node, durable::LEASE_MS, &mut eng).await {
+                Ok(r) => {
+                    tracing::info!(shard = self.id, entries = r.applied_entries, "engine rebuilt from the log");
+                    self.log = Some(r.log);
+                }
+                Err(e) => {
+                    tracing::error!(shard = self.id, error = %e, "recovery from the log failed; the shard keeps its old log position");
+                    self.log = Some(log);
+                }
             }
         }
+        self.engine = eng;
+        self.send_facts();
+    }
+
+    /// A trap destroyed the instance: fail the batch, drop this shard's clients (their
+    /// MULTI/SELECT state went with it) and rebuild — from the log when there is one.
+    async fn crashed(&mut self, e: crate::wasm::EngineError) {
+        tracing::error!(shard = self.id, error = %e, "engine trapped; rebuilding the shard's engine");
+        self.fail_everything(b"-ERR shard engine crashed while running this batch; reconnect\r\n");
+        self.tracker.reset();
+        self.queued.clear();
+        self.rebuild().await;
     }
 }

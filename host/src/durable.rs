@@ -1,0 +1,112 @@
+//! The shard's side of the log: recovery (replay the log into a fresh engine, then claim
+//! leadership with a conditional append), and group-committed appends of effects.
+
+use std::time::Duration;
+
+use memoria_log::{Appended, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry, Outcome, FORMAT_VERSION};
+use thiserror::Error;
+
+use crate::wasm::{EngineError, ShardEngine};
+
+#[derive(Debug, Error)]
+pub enum DurableError {
+    #[error("log: {0}")]
+    Log(#[from] LogError),
+    #[error("engine: {0}")]
+    Engine(#[from] EngineError),
+    #[error("log entry {id} was written in format {format}, newer than this build understands ({known}); upgrade this node")]
+    FormatTooNew { id: u64, format: u16, known: u16 },
+}
+
+/// Where this shard writes, and the tail it expects (its next `prev_id`).
+pub struct ShardLog {
+    pub api: LogHandle,
+    pub name: String,
+    pub node: String,
+    pub prev_id: u64,
+    pub epoch: u64,
+}
+
+/// What recovery found.
+pub struct Recovered {
+    pub log: ShardLog,
+    pub applied_entries: u64,
+    pub applied_effects: u64,
+}
+
+const READ_CHUNK: u32 = 1000;
+
+/// Lease length written in leader claims (elections come with replicas).
+pub const LEASE_MS: u64 = 2000;
+
+/// Replays `name` into `engine` (which must be empty), then appends a leader claim whose
+/// `prev_id` is the tail it read: if another writer appended meanwhile, the claim conflicts
+/// and recovery starts over from where it was.
+pub async fn recover(api: LogHandle, name: &str, node: &str, lease_ms: u64, engine: &mut ShardEngine) -> Result<Recovered, DurableError> {
+    api.create(name).await?;
+    let mut after = 0u64;
+    let mut max_epoch = 0u64;
+    let mut applied_entries = 0;
+    let mut applied_effects = 0;
+    loop {
+        let batch = api.read(name, after, READ_CHUNK, Duration::ZERO).await?;
+        for e in &batch.entries {
+            if e.format > FORMAT_VERSION {
+                return Err(DurableError::FormatTooNew { id: e.id, format: e.format, known: FORMAT_VERSION });
+            }
+            max_epoch = max_epoch.max(e.epoch);
+            if e.kind == Kind::Data {
+                applied_effects += engine.apply(&e.payload, now_us())? as u64;
+                applied_entries += 1;
+            }
+            after = e.id;
+        }
+        if batch.entries.is_empty() || after >= batch.tail_id {
+            // Caught up: claim the log at exactly this tail.
+            let epoch = max_epoch + 1;
+            let claim = NewEntry::new(Kind::LeaderClaim, LeasePayload { node: node.to_string(), lease_ms }.encode());
+            match api.append(name, after, epoch, vec![claim]).await {
+                Ok(a) => {
+                    let log = ShardLog { api, name: name.to_string(), node: node.to_string(), prev_id: a.last_id, epoch };
+                    return Ok(Recovered { log, applied_entries, applied_effects });
+                }
+                // Someone appended after our read: keep reading from where we are.
+                Err(LogError::Conflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+fn now_us() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
+}
+
+/// Appends and, when the outcome is in doubt (a broken connection), settles it by reading
+/// the tail instead of guessing. Never cancelled midway: a cancelled sync-replication wait
+/// can commit anyway.
+pub async fn append_settled(api: LogHandle, name: String, prev_id: u64, epoch: u64, entries: Vec<NewEntry>) -> Result<Appended, LogError> {
+    let mut attempt = 0u32;
+    loop {
+        match api.append(&name, prev_id, epoch, entries.clone()).await {
+            Ok(a) => return Ok(a),
+            Err(e) if e.is_in_doubt() => {
+                attempt += 1;
+                tracing::warn!(log = %name, error = %e, attempt, "append in doubt; settling by reading the tail");
+                tokio::time::sleep(Duration::from_millis((50 * attempt as u64).min(1000))).await;
+                match memoria_log::settle(&api, &name, prev_id, epoch, &entries).await {
+                    Ok(Outcome::Landed(a)) => return Ok(a),
+                    Ok(Outcome::NotWritten) if attempt < 20 => continue,
+                    Ok(Outcome::NotWritten) => return Err(e),
+                    Ok(Outcome::Superseded(h)) => return Err(LogError::Conflict { tail_id: h.id, tail_checksum: h.checksum, tail_epoch: h.epoch }),
+                    Err(e2) if attempt < 20 => {
+                        tracing::warn!(log = %name, error = %e2, "settling failed; retrying");
+                        continue;
+                    }
+                    Err(e2) => return Err(e2),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! The key tracker: for each key, the log sequence of its newest write that is not yet
+//! durable. A reply may only be released once the log has acknowledged every write it
+//! observed, so no client ever sees a write that could still be lost.
+//!
+//! Sequences are the shard's own numbering of its appended batches (1, 2, 3…); the log
+//! acknowledges them in order.
+
+use std::collections::{HashMap, VecDeque};
+
+#[derive(Default)]
+pub struct Tracker {
+    /// Key → newest pending sequence that wrote it.
+    pending: HashMap<Vec<u8>, u64>,
+    /// Keys written per sequence, to forget them once acknowledged.
+    by_seq: VecDeque<(u64, Vec<Vec<u8>>)>,
+    /// The newest sequence handed out.
+    last: u64,
+    /// Every sequence up to this one is durable.
+    acked: u64,
+}
+
+impl Tracker {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts a new sequence for a batch that produced effects.
+    pub fn next_seq(&mut self) -> u64 {
+        self.last += 1;
+        self.by_seq.push_back((self.last, Vec::new()));
+        self.last
+    }
+
+    pub fn last(&self) -> u64 {
+        self.last
+    }
+
+    pub fn acked(&self) -> u64 {
+        self.acked
+    }
+
+    /// The sequence a reply that read `keys` must wait for (0: nothing pending).
+    pub fn need_for<'a, I: IntoIterator<Item = &'a [u8]>>(&self, keys: I) -> u64 {
+        if self.pending.is_empty() {
+            return 0;
+        }
+        keys.into_iter().filter_map(|k| self.pending.get(k)).copied().max().unwrap_or(0)
+    }
+
+    /// What a whole-keyspace read (DBSIZE, KEYS, SCAN…) must wait for: everything.
+    pub fn need_all(&self) -> u64 {
+        if self.acked >= self.last { 0 } else { self.last }
+    }
+
+    /// Records that sequence `seq` (the current one) wrote `key`.
+    pub fn record(&mut self, seq: u64, key: &[u8]) {
+        debug_assert_eq!(seq, self.last);
+        self.pending.insert(key.to_vec(), seq);
+        if let Some((s, keys)) = self.by_seq.back_mut() {
+            if *s == seq {
+                keys.push(key.to_vec());
+            }
+        }
+    }
+
+    /// Everything up to `seq` is durable: forget keys whose newest write it covers.
+    pub fn ack(&mut self, seq: u64) {
+        self.acked = self.acked.max(seq);
+        while let Some((s, _)) = self.by_seq.front() {
+            if *s > seq {
+                break;
+            }
+            let (s, keys) = self.by_seq.pop_front().unwrap();
+            for k in keys {
+                if self.pending.get(&k) == Some(&s) {
+                    self.pending.remove(&k);
+                }
+            }
+        }
+    }
+
+    /// The log refused or lost sequences after `acked`: nothing pending can be trusted.
+    pub fn reset(&mut self) {
+        self.pending.clear();
+        self.by_seq.clear();
+        self.last = self.acked;
+    }
+
+    pub fn pending_keys(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_wait_for_the_newest_pending_write_of_their_keys() {
+        let mut t = Tracker::new();
+        assert_eq!(t.need_for([&b"a"[..]]), 0);
+        let s1 = t.next_seq();
+        t.record(s1, b"a");
+        let s2 = t.next_seq();
+        t.record(s2, b"a");
+        t.record(s2, b"b");
+        assert_eq!(t.need_for([&b"a"[..]]), 2);
+        assert_eq!(t.need_for([&b"c"[..]]), 0);
+        assert_eq!(t.need_all(), 2);
+        t.ack(1);
+        // a's newest write (2) is still pending.
+        assert_eq!(t.need_for([&b"a"[..]]), 2);
+        t.ack(2);
+        assert_eq!(t.need_for([&b"a"[..], &b"b"[..]]), 0);
+        assert_eq!(t.need_all(), 0);
+        assert_eq!(t.pending_keys(), 0);
+    }
+
+    #[test]
+    fn reset_forgets_unacknowledged() {
+        let mut t = Tracker::new();
+        let s = t.next_seq();
+        t.record(s, b"x");
+        t.reset();
+        assert_eq!(t.need_for([&b"x"[..]]), 0);
+        assert_eq!(t.last(), 0);
+    }
+}

@@ -167,7 +167,9 @@ fn hash_for_write<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c mut HashVa
 /// Finishes a write: converts an outgrown listpack, drops an emptied hash, and signals
 /// WATCHers when something `changed`.
 fn after_write(ctx: &mut Ctx<'_>, key: &[u8], changed: bool) {
-    let (entries, value, seed) = (ctx.st.config.hash_max_listpack_entries, ctx.st.config.hash_max_listpack_value, ctx.st.seed);
+    // Only the entry count is checked here: lengths are checked on what a command writes
+    // (Redis keeps an existing listpack when hash-max-listpack-value is lowered).
+    let (entries, value, seed) = (ctx.st.config.hash_max_listpack_entries, usize::MAX, ctx.st.seed);
     let db = ctx.db();
     if changed {
         ctx.st.touch_watched(db, key);
@@ -288,6 +290,7 @@ pub fn hexists(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn hincrby(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let Some(by) = ctx.int_arg(argv[3]) else { return };
+    let (max_value, seed) = (ctx.st.config.hash_max_listpack_value, ctx.st.seed);
     let Some(h) = hash_for_write(ctx, argv[1]) else { return };
     let cur = match h.get(argv[2]) {
         None => 0,
@@ -303,7 +306,11 @@ pub fn hincrby(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         after_write(ctx, argv[1], false);
         return ctx.err("ERR increment or decrement would overflow");
     };
-    h.set(argv[2], &crate::util::int_bytes(new));
+    let text = crate::util::int_bytes(new);
+    if argv[2].len() > max_value || text.len() > max_value {
+        h.to_table(seed);
+    }
+    h.set(argv[2], &text);
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;
     ctx.reply.int(new);
@@ -314,6 +321,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if by.is_nan() || by.is_infinite() {
         return ctx.err("ERR value is NaN or Infinity");
     }
+    let (max_value, seed) = (ctx.st.config.hash_max_listpack_value, ctx.st.seed);
     let Some(h) = hash_for_write(ctx, argv[1]) else { return };
     let cur = match h.get(argv[2]) {
         None => 0.0,
@@ -332,6 +340,9 @@ pub fn hincrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let exact = crate::t_string::exact_integer_sum(h.get(argv[2]).unwrap_or(b"0"), argv[3]);
     let s = exact.unwrap_or_else(|| crate::util::format_human_float(new));
+    if argv[2].len() > max_value || s.len() > max_value {
+        h.to_table(seed);
+    }
     h.set(argv[2], &s);
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;

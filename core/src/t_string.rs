@@ -2,6 +2,7 @@
 //! ones (SET … PXAT, PEXPIREAT) and INCRBYFLOAT as a SET of its result, so effects replay
 //! identically on any node at any time.
 
+use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
@@ -438,7 +439,7 @@ pub fn parse_float_strict(s: &[u8]) -> Option<f64> {
     Some(v)
 }
 
-/// An integral decimal ("123", "-4.000", "1e3") as an exact integer, if it is one.
+/// An integral decimal ("123", "-4.000", "1e3", "2.5e1") as an exact integer, if it is one.
 fn exact_integer(s: &[u8]) -> Option<i128> {
     let t = core::str::from_utf8(s).ok()?;
     let (neg, body) = match t.as_bytes().first()? {
@@ -446,25 +447,46 @@ fn exact_integer(s: &[u8]) -> Option<i128> {
         b'+' => (false, &t[1..]),
         _ => (false, t),
     };
-    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
-    let v: i128 = if !int.is_empty() && int.len() <= 30 && int.bytes().all(|c| c.is_ascii_digit()) && frac.bytes().all(|c| c == b'0') {
-        int.parse().ok()?
-    } else {
-        // Exponent forms: exact only while f64 holds every integer (2^53).
-        let f = parse_f64(body.as_bytes())?;
-        if !(-9_007_199_254_740_992.0..=9_007_199_254_740_992.0).contains(&f) || f != (f as i64) as f64 {
-            return None;
-        }
-        f as i128
+    let (mant, exp) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], body[i + 1..].parse::<i32>().ok()?),
+        None => (body, 0),
     };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    // digits × 10^(exp − len(frac)), integral only.
+    let digits = alloc::format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    let mut scale = exp - frac.len() as i32;
+    let mut digits = digits.to_string();
+    while scale < 0 {
+        if !digits.ends_with('0') {
+            return if digits.is_empty() { Some(0) } else { None };
+        }
+        digits.pop();
+        scale += 1;
+    }
+    if digits.is_empty() {
+        return Some(0);
+    }
+    if digits.len() + scale as usize > 36 {
+        return None;
+    }
+    let mut v: i128 = digits.parse().ok()?;
+    for _ in 0..scale {
+        v *= 10;
+    }
     Some(if neg { -v } else { v })
 }
 
-/// INCRBYFLOAT of two integral values, computed exactly. Redis's long double holds every
-/// integer below 2^64, so it prints exact sums there; f64 alone would round above 2^53.
+/// INCRBYFLOAT of two integral values, computed exactly. Redis's long double has a 64-bit
+/// mantissa, so it prints exact sums whenever the sum fits in one; f64 alone would round
+/// above 2^53.
 pub fn exact_integer_sum(cur: &[u8], by: &[u8]) -> Option<Vec<u8>> {
     let sum = exact_integer(cur)?.checked_add(exact_integer(by)?)?;
-    if sum.unsigned_abs() >= 1u128 << 64 {
+    let m = sum.unsigned_abs();
+    if m != 0 && (m >> m.trailing_zeros()) >= 1u128 << 64 {
         return None;
     }
     Some(alloc::format!("{}", sum).into_bytes())

@@ -34,7 +34,10 @@ pub struct Client {
     pub watched: Vec<Watched>,
     /// CLIENT REPLY OFF/SKIP.
     pub reply_off: bool,
+    /// Skip the reply of the command being run (set from `reply_skip_next`).
     pub reply_skip: bool,
+    /// CLIENT REPLY SKIP was just run: skip the next command's reply.
+    pub reply_skip_next: bool,
 }
 
 impl Client {
@@ -55,6 +58,7 @@ impl Client {
             watched: Vec::new(),
             reply_off: false,
             reply_skip: false,
+            reply_skip_next: false,
         }
     }
 }

@@ -43,7 +43,7 @@ pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.client.resp3 = false;
     ctx.client.name = None;
     ctx.client.reply_off = false;
-    ctx.client.reply_skip = false;
+    ctx.client.reply_skip_next = false;
     ctx.reply.resp3 = false;
     ctx.reply.simple(b"RESET");
 }
@@ -181,11 +181,14 @@ pub fn client_noevict(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if eq_ic(argv[2], b"ON") {
         ctx.client.reply_off = false;
+        ctx.client.reply_skip = false;
         ctx.reply.ok();
     } else if eq_ic(argv[2], b"OFF") {
         ctx.client.reply_off = true;
     } else if eq_ic(argv[2], b"SKIP") {
-        ctx.client.reply_skip = true;
+        if !ctx.client.reply_off {
+            ctx.client.reply_skip_next = true;
+        }
     } else {
         ctx.syntax_error();
     }

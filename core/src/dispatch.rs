@@ -72,6 +72,11 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return;
     }
     let Some(cmd) = resolve(ctx, argv) else { return };
+    if !ctx.in_exec {
+        // Like Redis's processCommand: CLIENT LIST/INFO show the command being run.
+        ctx.client.last_cmd = cmd.name;
+        ctx.client.last_ms = ctx.st.now_ms;
+    }
     let bare_command = cmd.name == "command|info" && argv.len() == 1;
     if !bare_command && !cmd.arity_ok(argv.len()) {
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
@@ -103,8 +108,6 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let handler = cmd.handler.expect("leaf commands have handlers");
     handler(ctx, argv);
     ctx.st.stats.commands += 1;
-    ctx.client.last_cmd = cmd.name;
-    ctx.client.last_ms = ctx.st.now_ms;
     if ctx.dirty > 0 && !ctx.custom_fx && cmd.is_write() {
         emit(ctx.fx, ctx.client.db, argv);
     }

@@ -263,7 +263,9 @@ impl Engine {
         if client.resp3 {
             flags |= batch::OUT_RESP3;
         }
-        let suppress = client.reply_off || core::mem::take(&mut client.reply_skip) && !self.reply.buf.is_empty();
+        // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after it.
+        let suppress = client.reply_off || client.reply_skip;
+        client.reply_skip = core::mem::take(&mut client.reply_skip_next);
         let reply: &[u8] = if suppress { b"" } else { &self.reply.buf };
         batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
         self.clients[slot] = Some(client);

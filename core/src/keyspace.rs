@@ -94,7 +94,14 @@ fn expire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], basetime: i64, seconds: boo
             return ctx.reply.int(0);
         }
     }
-    if when <= ctx.st.now_ms && !ctx.st.replica_mode {
+    set_expire_or_delete(ctx, db, key, when, true);
+    ctx.reply.int(1);
+}
+
+/// Gives an existing key an absolute expiry, replicated as PEXPIREAT. When `when` has
+/// already passed (and `may_delete`), a primary deletes the key instead and replicates DEL.
+pub fn set_expire_or_delete(ctx: &mut Ctx<'_>, db: usize, key: &[u8], when: i64, may_delete: bool) {
+    if may_delete && when <= ctx.st.now_ms && !ctx.st.replica_mode {
         ctx.st.delete(db, key);
         ctx.dirty += 1;
         ctx.propagate(&[b"DEL", key]);
@@ -105,7 +112,6 @@ fn expire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], basetime: i64, seconds: boo
         let ms = int_bytes(when);
         ctx.propagate(&[b"PEXPIREAT", key, &ms]);
     }
-    ctx.reply.int(1);
 }
 
 pub fn expire(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {

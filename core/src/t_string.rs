@@ -251,18 +251,9 @@ pub fn getex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let e = ctx.st.dbs[db].keys.get(key).unwrap();
     reply_string(ctx.reply, &e.val);
     if let Some(w) = when {
+        // Only the absolute forms can name a past instant (EX/PX must be positive).
         let absolute = o.expire.is_some_and(|(_, _, abs)| abs);
-        if absolute && w <= ctx.st.now_ms && !ctx.st.replica_mode {
-            ctx.st.delete(db, key);
-            ctx.dirty += 1;
-            ctx.propagate(&[b"DEL", key]);
-        } else {
-            ctx.st.dbs[db].set_expire(key, w);
-            ctx.st.touch_watched(db, key);
-            ctx.dirty += 1;
-            let ms = int_bytes(w);
-            ctx.propagate(&[b"PEXPIREAT", key, &ms]);
-        }
+        crate::keyspace::set_expire_or_delete(ctx, db, key, w, absolute);
     } else if o.persist && ctx.st.dbs[db].expire_of(key).is_some_and(|x| x != NO_EXPIRE) {
         ctx.st.dbs[db].set_expire(key, NO_EXPIRE);
         ctx.st.touch_watched(db, key);

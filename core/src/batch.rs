@@ -18,6 +18,9 @@ pub const REC_DISCONNECT: u8 = 2;
 pub const REC_TICK: u8 = 3;
 /// Static facts about the server process (`name:value` lines) for INFO.
 pub const REC_SERVER_INFO: u8 = 4;
+/// The node's role: first line `primary` or `replica`, then `name:value` lines for
+/// INFO replication (and ROLE: `master_host`, `master_port`, `offset`).
+pub const REC_ROLE: u8 = 5;
 
 /// The client asked to be disconnected after this reply (QUIT).
 pub const OUT_CLOSE: u8 = 1;

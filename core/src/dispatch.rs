@@ -82,6 +82,11 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
         return;
     }
+    // A replica takes writes only from its primary's log.
+    if ctx.st.replica_mode && !ctx.st.applying && cmd.is_write() {
+        reject(ctx, "READONLY You can't write against a read only replica.");
+        return;
+    }
     if ctx.client.multi.is_some() && !ctx.in_exec && !is_transaction_control(cmd) {
         if cmd.flags & flags::NO_MULTI != 0 {
             reject(ctx, "ERR Command not allowed inside a transaction");

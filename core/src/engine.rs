@@ -55,6 +55,8 @@ pub struct State {
     pub lastsave: i64,
     /// Index of the db the active expiry cycle resumes at.
     pub expire_cursor_db: usize,
+    /// `name:value` lines the host reports for INFO replication and ROLE.
+    pub role_info: Vec<(alloc::string::String, alloc::string::String)>,
 }
 
 fn no_probe() -> usize {
@@ -93,6 +95,7 @@ impl Engine {
                 server_info: Vec::new(),
                 lastsave: 0,
                 expire_cursor_db: 0,
+                role_info: Vec::new(),
             },
             clients: Vec::new(),
             client_slots: BTreeMap::new(),
@@ -229,6 +232,13 @@ impl Engine {
                             }
                         }
                     }
+                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
+                }
+                batch::REC_ROLE => {
+                    let text = alloc::string::String::from_utf8_lossy(rec.payload);
+                    let mut lines = text.lines();
+                    self.st.replica_mode = lines.next() == Some("replica");
+                    self.st.role_info = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.into(), v.into())).collect();
                     batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
                 }
                 _ => batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b""),

@@ -49,6 +49,26 @@ pub fn flushall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.reply.ok();
 }
 
+/// ROLE: what this node is, from the facts the host reports (REC_ROLE).
+pub fn role(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    let fact = |k: &str| ctx.st.role_info.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default();
+    let offset: i64 = fact("offset").parse().unwrap_or(0);
+    if ctx.st.replica_mode {
+        let (host, port, link) = (fact("master_host"), fact("master_port"), fact("master_link_status"));
+        ctx.reply.array(5);
+        ctx.reply.bulk(b"slave");
+        ctx.reply.bulk(host.as_bytes());
+        ctx.reply.int(port.parse().unwrap_or(0));
+        ctx.reply.bulk(if link == "down" { b"connect" } else { b"connected" });
+        ctx.reply.int(offset);
+    } else {
+        ctx.reply.array(3);
+        ctx.reply.bulk(b"master");
+        ctx.reply.int(offset);
+        ctx.reply.array(0);
+    }
+}
+
 pub fn time(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let us = ctx.st.now_us;
     ctx.reply.array(2);
@@ -113,7 +133,12 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ));
     }
     if section_wanted(args, "replication", true) {
-        s.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n");
+        s.push_str("# Replication\r\n");
+        s.push_str(if st.replica_mode { "role:slave\r\n" } else { "role:master\r\nconnected_slaves:0\r\n" });
+        for (k, v) in &st.role_info {
+            s.push_str(&format!("{k}:{v}\r\n"));
+        }
+        s.push_str("\r\n");
     }
     if section_wanted(args, "keyspace", true) {
         s.push_str("# Keyspace\r\n");

@@ -224,6 +224,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("flushdb", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from the current database.", server::flushdb),
     cmd!("flushall", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from all databases.", server::flushall),
     cmd!("time", 1, LOADING | STALE | FAST, NK, "server", "2.6.0", "Returns the server time.", server::time),
+    cmd!("role", 1, NOSCRIPT | LOADING | STALE | FAST, NK, "server", "2.8.12", "Returns the replication role.", server::role),
     cmd!("lastsave", 1, LOADING | STALE | FAST, NK, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
     // generic keyspace
     cmd!("del", -2, W, KALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del),

@@ -32,8 +32,8 @@ const POLICIES: &[(&str, EvictionPolicy)] = &[
 enum Kind {
     /// Integer within [min, max].
     Int(i64, i64),
-    /// Byte size with unit suffixes (1gb, 100mb…).
-    Memory,
+    /// Byte size with unit suffixes (1gb, 100mb…), at least the given minimum.
+    Memory(u64),
     Bool,
     Policy,
     KeyspaceEvents,
@@ -51,9 +51,9 @@ struct Param {
 }
 
 const PARAMS: &[Param] = &[
-    Param { name: "maxmemory", alias: None, kind: Kind::Memory, default: "0" },
+    Param { name: "maxmemory", alias: None, kind: Kind::Memory(0), default: "0" },
     Param { name: "maxmemory-policy", alias: None, kind: Kind::Policy, default: "noeviction" },
-    Param { name: "maxmemory-samples", alias: None, kind: Kind::Int(1, 64), default: "5" },
+    Param { name: "maxmemory-samples", alias: None, kind: Kind::Int(1, i32::MAX as i64), default: "5" },
     Param { name: "maxmemory-eviction-tenacity", alias: None, kind: Kind::Int(0, 100), default: "10" },
     Param { name: "hash-max-listpack-entries", alias: Some("hash-max-ziplist-entries"), kind: Kind::Int(0, i64::MAX), default: "128" },
     Param { name: "hash-max-listpack-value", alias: Some("hash-max-ziplist-value"), kind: Kind::Int(0, i64::MAX), default: "64" },
@@ -62,21 +62,21 @@ const PARAMS: &[Param] = &[
     Param { name: "set-max-listpack-value", alias: None, kind: Kind::Int(0, i64::MAX), default: "64" },
     Param { name: "zset-max-listpack-entries", alias: Some("zset-max-ziplist-entries"), kind: Kind::Int(0, i64::MAX), default: "128" },
     Param { name: "zset-max-listpack-value", alias: Some("zset-max-ziplist-value"), kind: Kind::Int(0, i64::MAX), default: "64" },
-    Param { name: "list-max-listpack-size", alias: Some("list-max-ziplist-size"), kind: Kind::Int(-5, i64::MAX), default: "-2" },
-    Param { name: "list-compress-depth", alias: None, kind: Kind::Int(0, i64::MAX), default: "0" },
-    Param { name: "stream-node-max-bytes", alias: None, kind: Kind::Memory, default: "4096" },
+    Param { name: "list-max-listpack-size", alias: Some("list-max-ziplist-size"), kind: Kind::Int(i32::MIN as i64, i32::MAX as i64), default: "-2" },
+    Param { name: "list-compress-depth", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "0" },
+    Param { name: "stream-node-max-bytes", alias: None, kind: Kind::Memory(0), default: "4096" },
     Param { name: "stream-node-max-entries", alias: None, kind: Kind::Int(0, i64::MAX), default: "100" },
-    Param { name: "hll-sparse-max-bytes", alias: None, kind: Kind::Memory, default: "3000" },
+    Param { name: "hll-sparse-max-bytes", alias: None, kind: Kind::Memory(0), default: "3000" },
     Param { name: "notify-keyspace-events", alias: None, kind: Kind::KeyspaceEvents, default: "" },
-    Param { name: "proto-max-bulk-len", alias: None, kind: Kind::Memory, default: "536870912" },
-    Param { name: "client-query-buffer-limit", alias: None, kind: Kind::Memory, default: "1073741824" },
-    Param { name: "maxclients", alias: None, kind: Kind::Int(1, i64::MAX), default: "10000" },
-    Param { name: "timeout", alias: None, kind: Kind::Int(0, i64::MAX), default: "0" },
-    Param { name: "tcp-keepalive", alias: None, kind: Kind::Int(0, i64::MAX), default: "300" },
-    Param { name: "hz", alias: None, kind: Kind::Int(1, 500), default: "10" },
+    Param { name: "proto-max-bulk-len", alias: None, kind: Kind::Memory(1 << 20), default: "536870912" },
+    Param { name: "client-query-buffer-limit", alias: None, kind: Kind::Memory(1 << 20), default: "1073741824" },
+    Param { name: "maxclients", alias: None, kind: Kind::Int(1, u32::MAX as i64), default: "10000" },
+    Param { name: "timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "0" },
+    Param { name: "tcp-keepalive", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "300" },
+    Param { name: "hz", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "10" },
     Param { name: "active-expire-effort", alias: None, kind: Kind::Int(1, 10), default: "1" },
-    Param { name: "lfu-log-factor", alias: None, kind: Kind::Int(0, i64::MAX), default: "10" },
-    Param { name: "lfu-decay-time", alias: None, kind: Kind::Int(0, i64::MAX), default: "1" },
+    Param { name: "lfu-log-factor", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "10" },
+    Param { name: "lfu-decay-time", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "1" },
     Param { name: "slowlog-log-slower-than", alias: None, kind: Kind::Int(-1, i64::MAX), default: "10000" },
     Param { name: "slowlog-max-len", alias: None, kind: Kind::Int(0, i64::MAX), default: "128" },
     Param { name: "latency-tracking", alias: None, kind: Kind::Bool, default: "yes" },
@@ -221,7 +221,8 @@ impl Config {
                 out.push((p.name, self.values[i].clone()));
             }
             if let Some(a) = p.alias {
-                if crate::util::glob_match(pattern, a.as_bytes(), true) && !crate::util::glob_match(pattern, p.name.as_bytes(), true) {
+                // Redis 7.0 reports an alias as a parameter of its own.
+                if crate::util::glob_match(pattern, a.as_bytes(), true) {
                     out.push((a, self.values[i].clone()));
                 }
             }
@@ -250,21 +251,27 @@ impl Config {
             let Some(i) = Self::index(&name_s) else {
                 return Err(format!("ERR Unknown option or number of arguments for CONFIG SET - '{}'", name_s));
             };
-            if seen.contains(&i) {
+            // A name and its alias are distinct parameters to Redis's duplicate check (the
+            // later one wins); the same name twice is an error.
+            let via_alias = !PARAMS[i].name.eq_ignore_ascii_case(&name_s);
+            if seen.contains(&(i, via_alias)) {
                 return Err(format!("ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter", name_s));
             }
-            seen.push(i);
+            seen.push((i, via_alias));
             let v = String::from_utf8_lossy(value).into_owned();
             let fail = |why: &str| format!("ERR CONFIG SET failed (possibly related to argument '{}') - {}", name_s, why);
             staged[i] = match PARAMS[i].kind {
                 Kind::Immutable => return Err(fail("can't set immutable config")),
                 Kind::Int(min, max) => match v.parse::<i64>() {
+                    // Redis accepts any hz and clamps what it applies (and reports) to 1..500.
+                    Ok(n) if n >= min && n <= max && PARAMS[i].name == "hz" => n.clamp(1, 500).to_string(),
                     Ok(n) if n >= min && n <= max => n.to_string(),
                     Ok(_) => return Err(fail(&format!("argument must be between {} and {} inclusive", min, max))),
                     Err(_) => return Err(fail("argument couldn't be parsed into an integer")),
                 },
-                Kind::Memory => match parse_memory(&v) {
-                    Some(n) => n.to_string(),
+                Kind::Memory(min) => match parse_memory(&v) {
+                    Some(n) if n >= min && n <= i64::MAX as u64 => n.to_string(),
+                    Some(_) => return Err(fail(&format!("argument must be between {} and {} inclusive", min, i64::MAX))),
                     None => return Err(fail("argument must be a memory value")),
                 },
                 Kind::Bool => match v.to_ascii_lowercase().as_str() {
@@ -332,7 +339,7 @@ mod tests {
     #[test]
     fn set_is_atomic() {
         let mut c = Config::default();
-        assert!(c.set_many(&[(b"maxmemory", b"1mb"), (b"hz", b"0")]).is_err());
+        assert!(c.set_many(&[(b"maxmemory", b"1mb"), (b"hz", b"-1")]).is_err());
         assert_eq!(c.maxmemory, 0);
         c.set_many(&[(b"maxmemory", b"1mb"), (b"hash-max-ziplist-entries", b"4")]).unwrap();
         assert_eq!(c.maxmemory, 1 << 20);

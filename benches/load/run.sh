@@ -27,6 +27,8 @@ usage: benches/load/run.sh [options]
                 target/release/memoria)
   -m "ARGS"     extra arguments for `memoria up` (also $MEMORIA_ARGS)
   -R "ARGS"     extra arguments for redis-server (also $REDIS_ARGS)
+  --durable     run memoria with its log (default: `--in-memory`, when the binary has it,
+                which is the mode comparable to redis-server --save '' --appendonly no)
   --no-preload  do not load all KEYS keys into both servers before measuring
   -o FILE       also write the markdown table to FILE
   -h            this help
@@ -48,6 +50,7 @@ memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
 memoria_args="${MEMORIA_ARGS:-}"
 redis_args="${REDIS_ARGS:-}"
 preload=1
+durable=0
 outfile=""
 
 while [[ $# -gt 0 ]]; do
@@ -64,6 +67,7 @@ while [[ $# -gt 0 ]]; do
         -m) memoria_args="$2"; shift 2 ;;
         -R) redis_args="$2"; shift 2 ;;
         --no-preload) preload=0; shift ;;
+        --durable) durable=1; shift ;;
         -o) outfile="$2"; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
@@ -74,6 +78,16 @@ for tool in redis-server redis-benchmark redis-cli; do
     command -v "$tool" >/dev/null || { echo "$tool not found: apt-get install -y redis-server redis-tools" >&2; exit 1; }
 done
 [[ -x "$memoria_bin" ]] || { echo "memoria binary not found at $memoria_bin: cargo build --release -p memoria-host (or pass -b)" >&2; exit 1; }
+
+mode="durable (log on)"
+if [[ $durable == 0 ]]; then
+    if "$memoria_bin" up --help 2>/dev/null | grep -q -- '--in-memory'; then
+        memoria_args="--in-memory $memoria_args"
+        mode="in-memory"
+    else
+        mode="in-memory (this build has no log)"
+    fi
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/memoria-load.XXXXXX")
 pids=()
@@ -202,7 +216,7 @@ done
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git -C "$repo" diff --quiet HEAD -- 2>/dev/null; then rev="$rev+dirty"; fi
 table=$(
-    echo "Load benchmark, $(date -u +%Y-%m-%d) — memoria $rev vs $(redis-server --version | awk '{print $3}' | tr -d 'v=') on $(nproc) cores;"
+    echo "Load benchmark, $(date -u +%Y-%m-%d) — memoria $rev ($mode) vs redis-server $(redis-server --version | awk '{print $3}' | tr -d 'v=') on $(nproc) cores;"
     echo "redis-benchmark -c $clients -d $datasize -r $keyspace, ${repeats} alternating runs each, median shown$([[ $preload == 1 ]] && echo ", all $keyspace keys preloaded")."
     echo
     echo "| test | pipeline | requests | redis ops/s | memoria ops/s | memoria/redis | redis p50 ms | memoria p50 ms | redis p99 ms | memoria p99 ms |"

@@ -233,7 +233,7 @@ fn paired_summary(native: &mut Native, wasm: &mut Wasm, keys: u64, rounds: usize
     }
     println!();
     for (op, r) in at64 {
-        println!("acceptance (component ≤ 2× native per command at batch 64), {}: {r:.2}× — {}", op.name(), if r <= 2.0 { "PASS" } else { "FAIL" });
+        println!("acceptance (component ≤ 2× native per command at batch 64), {}: {r:.3}× — {}", op.name(), if r <= 2.0 { "PASS" } else { "FAIL" });
     }
 }
 

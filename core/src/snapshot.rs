@@ -134,10 +134,16 @@ impl Engine {
                     let table = c.u8()? == 1;
                     let count = c.u32()? as usize;
                     let mut h = if table { HashValue::Table(crate::dict::Dict::new(seed)) } else { HashValue::Listpack(Vec::new()) };
+                    if count == 0 {
+                        return Err(alloc::format!("empty hash at byte {}", ty_pos));
+                    }
                     for _ in 0..count {
                         let f = c.bytes()?;
                         let v = c.bytes()?;
                         h.set(f, v);
+                    }
+                    if h.len() != count {
+                        return Err(alloc::format!("repeated hash field at byte {}", ty_pos));
                     }
                     Value::Hash(h)
                 }

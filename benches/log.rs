@@ -3,6 +3,7 @@
 //! tail wake-up latency. Each appender owns one log (one writer per shard, as in Memoria).
 //!
 //!   cargo bench -p memoria-log --bench log -- [--secs 3] [--only sqlite,pg,pg3az] [--payload 100]
+//!                                             [--cells 128x8,1x1]
 //!
 //! Prints markdown tables. Needs PostgreSQL server binaries (see log-service/README.md).
 
@@ -20,16 +21,26 @@ struct Args {
     secs: f64,
     only: Vec<String>,
     payload: usize,
+    /// Only these `BATCHxAPPENDERS` cells (all when empty), e.g. `128x8`.
+    cells: Vec<(usize, usize)>,
 }
 
 fn args() -> Args {
-    let mut a = Args { secs: 3.0, only: vec!["sqlite".into(), "pg".into(), "pg3az".into()], payload: 100 };
+    let mut a = Args { secs: 3.0, only: vec!["sqlite".into(), "pg".into(), "pg3az".into()], payload: 100, cells: Vec::new() };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
             "--secs" => a.secs = it.next().and_then(|v| v.parse().ok()).unwrap_or(a.secs),
             "--only" => a.only = it.next().map(|v| v.split(',').map(str::to_owned).collect()).unwrap_or_default(),
             "--payload" => a.payload = it.next().and_then(|v| v.parse().ok()).unwrap_or(a.payload),
+            "--cells" => {
+                a.cells = it
+                    .next()
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter_map(|c| c.split_once('x').and_then(|(b, n)| Some((b.parse().ok()?, n.parse().ok()?))))
+                    .collect()
+            }
             // cargo bench passes --bench; ignore what we do not know.
             _ => {}
         }
@@ -95,6 +106,9 @@ async fn matrix(name: &str, tag: &str, core: &LogCore, a: &Args) {
     println!("|------:|----------:|----------:|-------:|-------:|");
     for b in BATCHES {
         for n in APPENDERS {
+            if !a.cells.is_empty() && !a.cells.contains(&(b, n)) {
+                continue;
+            }
             let c = run_cell(core, tag, b, n, a.secs, a.payload).await;
             println!("| {b} | {n} | {:.0} | {:.2} | {:.2} |", c.entries_per_s, c.p50_ms, c.p99_ms);
         }

@@ -154,7 +154,10 @@ pub fn frame(buf: &[u8], limits: &Limits, args: &mut Vec<(usize, usize)>, inline
 }
 
 fn frame_inline(buf: &[u8], limits: &Limits, inline: &mut Vec<Vec<u8>>) -> Frame {
-    let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
+    // Redis finds the end of an inline request with strchr, which stops at a NUL: a line
+    // with a NUL before its newline never completes (until the inline limit refuses it).
+    let nl = buf.iter().position(|&b| b == b'\n' || b == 0).filter(|&i| buf[i] == b'\n');
+    let Some(nl) = nl else {
         if buf.len() > limits.max_inline_len {
             return Frame::Error(ProtocolError::TooBigInline);
         }
@@ -193,6 +196,11 @@ fn hex_val(c: u8) -> u8 {
 /// "double quotes" take C escapes (\n, \xHH…), 'single quotes' take only \'.
 /// Returns None on unbalanced quotes.
 pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    // Redis reads the line as a C string: it ends at the first NUL.
+    let line = match line.iter().position(|&b| b == 0) {
+        Some(n) => &line[..n],
+        None => line,
+    };
     let mut out = Vec::new();
     let mut i = 0;
     let n = line.len();
@@ -257,7 +265,7 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                     break;
                 }
                 match line[i] {
-                    b' ' | b'\n' | b'\r' | b'\t' | 0 => break,
+                    b' ' | b'\n' | b'\r' | b'\t' => break,
                     b'"' => inq = true,
                     b'\'' => insq = true,
                     c => cur.push(c),
@@ -343,6 +351,14 @@ mod tests {
         assert_eq!(r, Frame::Inline { consumed: 24 });
         assert_eq!(a, vec![b"set".to_vec(), b"k".to_vec(), b"a bA".to_vec(), b"c'd".to_vec()]);
         assert_eq!(f(b"\r\n").0, Frame::Skip { consumed: 2 });
+        // A NUL before the newline: the request never completes, as in Redis (strchr).
+        assert!(matches!(f(b"\x00\r\n").0, Frame::Incomplete { .. }));
+        assert!(matches!(f(b"ping\x00junk\r\n").0, Frame::Incomplete { .. }));
+        let mut long = b"ping\x00".to_vec();
+        long.resize(70 * 1024, b'a');
+        assert_eq!(f(&long).0, Frame::Error(ProtocolError::TooBigInline));
+        // split_args itself reads a C string (it used to loop forever on a NUL).
+        assert_eq!(split_args(b"a\x00b"), Some(vec![b"a".to_vec()]));
         assert_eq!(f(b"*0\r\n").0, Frame::Skip { consumed: 4 });
     }
 }

@@ -9,6 +9,8 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if s.is_empty() || s.len() > 20 {
         return None;
     }
+    // At most 19 digits: the accumulator fits in u64 without overflow checks (wasm32 has
+    // no 64×64 overflow flag; checked_mul becomes a 128-bit multiply call).
     if s == b"0" {
         return Some(0);
     }
@@ -16,12 +18,15 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits[0] < b'1' || digits[0] > b'9' {
         return None;
     }
+    if digits.len() > 19 {
+        return None;
+    }
     let mut v: u64 = 0;
     for &c in digits {
         if !c.is_ascii_digit() {
             return None;
         }
-        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+        v = v * 10 + (c - b'0') as u64;
     }
     if neg {
         if v > i64::MAX as u64 + 1 {
@@ -296,6 +301,9 @@ mod tests {
         assert_eq!(parse_i64(b"0"), Some(0));
         assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
         assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(parse_i64(b"99999999999999999999"), None);
+        assert_eq!(parse_i64(b"-9999999999999999999"), None);
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
         for bad in [&b""[..], b"-0", b"01", b"+1", b" 1", b"1 ", b"1a", b"-"] {
             assert_eq!(parse_i64(bad), None, "{:?}", bad);
         }

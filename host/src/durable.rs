@@ -39,6 +39,47 @@ const READ_CHUNK: u32 = 1000;
 /// Lease length written in leader claims (elections come with replicas).
 pub const LEASE_MS: u64 = 2000;
 
+/// What one replayed chunk did.
+pub struct Replayed {
+    /// The last id read (the next read starts after it).
+    pub last_id: u64,
+    pub tail_id: u64,
+    pub max_epoch: u64,
+    pub data_entries: u64,
+    pub effects: u64,
+}
+
+/// Applies log entries to `engine`: data entries' effects in order; leases, claims and
+/// checksum marks carry no data. Refuses (before applying it) an entry written in a newer
+/// format than this build reads, rather than misreading it.
+pub fn apply_entries(engine: &mut ShardEngine, entries: &[memoria_log::Entry], r: &mut Replayed) -> Result<(), DurableError> {
+    for e in entries {
+        if e.format > FORMAT_VERSION {
+            return Err(DurableError::FormatTooNew { id: e.id, format: e.format, known: FORMAT_VERSION });
+        }
+        r.max_epoch = r.max_epoch.max(e.epoch);
+        if e.kind == Kind::Data {
+            r.effects += engine.apply(&e.payload, now_us())? as u64;
+            r.data_entries += 1;
+        }
+        r.last_id = e.id;
+    }
+    Ok(())
+}
+
+/// Reads and applies everything after `after` up to the tail as it was when reached.
+pub async fn replay(api: &LogHandle, name: &str, after: u64, engine: &mut ShardEngine) -> Result<Replayed, DurableError> {
+    let mut r = Replayed { last_id: after, tail_id: after, max_epoch: 0, data_entries: 0, effects: 0 };
+    loop {
+        let batch = api.read(name, r.last_id, READ_CHUNK, Duration::ZERO).await?;
+        r.tail_id = batch.tail_id;
+        apply_entries(engine, &batch.entries, &mut r)?;
+        if batch.entries.is_empty() || r.last_id >= batch.tail_id {
+            return Ok(r);
+        }
+    }
+}
+
 /// Replays `name` into `engine` (which must be empty), then appends a leader claim whose
 /// `prev_id` is the tail it read: if another writer appended meanwhile, the claim conflicts
 /// and recovery starts over from where it was.
@@ -49,19 +90,12 @@ pub async fn recover(api: LogHandle, name: &str, node: &str, lease_ms: u64, engi
     let mut applied_entries = 0;
     let mut applied_effects = 0;
     loop {
-        let batch = api.read(name, after, READ_CHUNK, Duration::ZERO).await?;
-        for e in &batch.entries {
-            if e.format > FORMAT_VERSION {
-                return Err(DurableError::FormatTooNew { id: e.id, format: e.format, known: FORMAT_VERSION });
-            }
-            max_epoch = max_epoch.max(e.epoch);
-            if e.kind == Kind::Data {
-                applied_effects += engine.apply(&e.payload, now_us())? as u64;
-                applied_entries += 1;
-            }
-            after = e.id;
-        }
-        if batch.entries.is_empty() || after >= batch.tail_id {
+        let r = replay(&api, name, after, engine).await?;
+        after = r.last_id;
+        max_epoch = max_epoch.max(r.max_epoch);
+        applied_entries += r.data_entries;
+        applied_effects += r.effects;
+        {
             // Caught up: claim the log at exactly this tail.
             let epoch = max_epoch + 1;
             let claim = NewEntry::new(Kind::LeaderClaim, LeasePayload { node: node.to_string(), lease_ms }.encode());

@@ -68,7 +68,7 @@ async fn up(a: NodeArgs) -> anyhow::Result<()> {
         Some(memoria_log::LogHandle::Embedded(core))
     };
     let node = format!("{}:{}", a.bind, a.port);
-    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node }).await?;
+    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None }).await?;
     println!("memoria {} listening on {} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr);
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");

@@ -9,7 +9,7 @@ use crate::conn::{self, ConnCtx, ConnLimits};
 use crate::durable;
 use crate::shard::{self, ServerFacts, ShardHandle, ShardMsg};
 use crate::wasm::EngineFactory;
-use memoria_log::LogHandle;
+use memoria_log::{LogApi, LogHandle};
 
 pub struct ServerOptions {
     pub bind: String,
@@ -20,6 +20,8 @@ pub struct ServerOptions {
     pub log: Option<LogHandle>,
     /// This node's name in leader claims.
     pub node: String,
+    /// Run as a read replica of `log`'s shard: apply what the primary logs, refuse writes.
+    pub replica_of: Option<String>,
 }
 
 pub struct RunningServer {
@@ -40,6 +42,27 @@ impl RunningServer {
     }
 }
 
+/// Replicas read the log, never the primary: long-poll the shard log and hand what
+/// arrives to the shard task, in order.
+async fn tail_log(api: LogHandle, name: &'static str, mut after: u64, shard: ShardHandle) {
+    loop {
+        match api.read(name, after, 1000, std::time::Duration::from_secs(1)).await {
+            Ok(b) => {
+                if let Some(last) = b.entries.last() {
+                    after = last.id;
+                    if !shard.send(ShardMsg::Apply { entries: b.entries }) {
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the log failed; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        }
+    }
+}
+
 /// Binds and starts serving; returns once the port is open.
 pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
     let factory = EngineFactory::new()?;
@@ -56,15 +79,28 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
         ),
     };
     let mut engine = factory.instantiate(shard::seed())?;
-    let log = match opts.log {
-        Some(api) => {
-            let r = durable::recover(api, "shard-0", &opts.node, durable::LEASE_MS, &mut engine).await?;
+    const SHARD_LOG: &str = "shard-0";
+    let mut tail_from = None;
+    let role = match (opts.log, opts.replica_of) {
+        (Some(api), None) => {
+            let r = durable::recover(api, SHARD_LOG, &opts.node, durable::LEASE_MS, &mut engine).await?;
             tracing::info!(entries = r.applied_entries, effects = r.applied_effects, tail = r.log.prev_id, epoch = r.log.epoch, "recovered shard-0 from the log");
-            Some(r.log)
+            shard::Role::Primary(Some(r.log))
         }
-        None => None,
+        (Some(api), Some(primary)) => {
+            api.create(SHARD_LOG).await.map_err(durable::DurableError::from)?;
+            let r = durable::replay(&api, SHARD_LOG, 0, &mut engine).await?;
+            tracing::info!(entries = r.data_entries, applied = r.last_id, "replica caught up with shard-0's log");
+            tail_from = Some((api, r.last_id));
+            shard::Role::Replica { primary, applied: r.last_id }
+        }
+        (None, Some(_)) => anyhow::bail!("a replica needs a log to follow"),
+        (None, None) => shard::Role::Primary(None),
     };
-    let (shard, shard_task) = shard::spawn(0, factory, engine, log, facts);
+    let (shard, shard_task) = shard::spawn(0, factory, engine, role, facts);
+    if let Some((api, after)) = tail_from {
+        tokio::spawn(tail_log(api, SHARD_LOG, after, shard.clone()));
+    }
     let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits });
     let accept_task = tokio::spawn(async move {
         loop {

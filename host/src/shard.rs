@@ -36,7 +36,17 @@ pub enum ShardMsg {
     /// Batch records (kind REC_COMMAND) already framed and validated by the connection.
     Commands { id: u64, records: Vec<u8> },
     Disconnect { id: u64 },
+    /// Replicas: entries read from the shard's log, in order, to apply.
+    Apply { entries: Vec<memoria_log::Entry> },
     Shutdown,
+}
+
+/// How this shard node relates to its log.
+pub enum Role {
+    /// Writes, appending effects to the log (or keeping them in memory without one).
+    Primary(Option<ShardLog>),
+    /// Applies the log written by the primary named `primary`; `applied` is the last id.
+    Replica { primary: String, applied: u64 },
 }
 
 #[derive(Clone)]
@@ -65,8 +75,12 @@ fn now_us() -> i64 {
 
 /// Starts the shard as a task on the current runtime. `engine` is already recovered from
 /// `log` when there is one.
-pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, log: Option<ShardLog>, facts: ServerFacts) -> (ShardHandle, JoinHandle<()>) {
+pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, facts: ServerFacts) -> (ShardHandle, JoinHandle<()>) {
     let (tx, rx) = unbounded_channel();
+    let (log, replica) = match role {
+        Role::Primary(log) => (log, None),
+        Role::Replica { primary, applied } => (None, Some(ReplicaState { primary, applied, stopped: None })),
+    };
     let join = tokio::spawn(async move {
         let mut s = Shard {
             id: shard_id,
@@ -83,6 +97,8 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, log: 
             queued: Vec::new(),
             inflight: None,
             out: Vec::new(),
+            replica,
+            reported_offset: u64::MAX,
         };
         s.send_facts();
         s.run(rx).await;
@@ -110,7 +126,19 @@ struct Inflight {
     last_seq: u64,
 }
 
+/// A replica's progress through the primary's log.
+struct ReplicaState {
+    primary: String,
+    applied: u64,
+    /// Applying stopped (an entry in a newer format): why.
+    stopped: Option<String>,
+}
+
 struct Shard {
+    /// Set on replicas.
+    replica: Option<ReplicaState>,
+    /// The log offset last reported to the engine (INFO replication, ROLE).
+    reported_offset: u64,
     id: usize,
     factory: EngineFactory,
     engine: ShardEngine,
@@ -131,10 +159,17 @@ struct Shard {
 }
 
 impl Shard {
+    /// Gives a (new) engine its static facts and its role. The role is in force before
+    /// the first client command reaches the engine, so a replica never takes a write.
     fn send_facts(&mut self) {
         let mut b = BatchWriter::new();
         b.record(batch::REC_SERVER_INFO, 0, self.facts.text.as_bytes());
-        let _ = self.engine.execute(&b.buf, now_us(), 0);
+        let (offset, role) = self.role_text();
+        b.record(batch::REC_ROLE, 0, role.as_bytes());
+        self.reported_offset = offset;
+        if let Err(e) = self.engine.execute(&b.buf, now_us(), 0) {
+            tracing::error!(shard = self.id, error = %e, "engine refused its facts and role");
+        }
     }
 
     fn take(&mut self, m: ShardMsg) -> bool {
@@ -152,9 +187,53 @@ impl Shard {
                 self.held.remove(&id);
                 self.batch.record(batch::REC_DISCONNECT, id, b"");
             }
+            ShardMsg::Apply { entries } => self.apply(entries),
             ShardMsg::Shutdown => return false,
         }
         true
+    }
+
+    /// Replica: applies the primary's entries. A newer format stops applying (and says
+    /// so in INFO, ROLE and the logs) instead of misreading it.
+    fn apply(&mut self, entries: Vec<memoria_log::Entry>) {
+        let Some(rep) = self.replica.as_mut() else { return };
+        if rep.stopped.is_some() {
+            return;
+        }
+        let mut r = durable::Replayed { last_id: rep.applied, tail_id: rep.applied, max_epoch: 0, data_entries: 0, effects: 0 };
+        let result = durable::apply_entries(&mut self.engine, &entries, &mut r);
+        rep.applied = r.last_id;
+        if let Err(e) = result {
+            tracing::error!(shard = self.id, error = %e, applied = rep.applied, "replica stopped applying the log");
+            rep.stopped = Some(e.to_string());
+            self.reported_offset = u64::MAX;
+        }
+    }
+
+    /// Queues a REC_ROLE record when the offset moved since the last report.
+    fn role_record(&mut self) {
+        let (offset, text) = self.role_text();
+        if offset != self.reported_offset {
+            self.reported_offset = offset;
+            self.batch.record(batch::REC_ROLE, 0, text.as_bytes());
+        }
+    }
+
+    /// The node's role and log offset, as REC_ROLE text.
+    fn role_text(&self) -> (u64, String) {
+        match (&self.replica, &self.log) {
+            (Some(r), _) => {
+                let link = if r.stopped.is_some() { "down" } else { "up" };
+                let (host, port) = r.primary.rsplit_once(':').unwrap_or((r.primary.as_str(), "0"));
+                let mut t = format!("replica\nmaster_host:{host}\nmaster_port:{port}\nmaster_link_status:{link}\noffset:{0}\nslave_repl_offset:{0}\nslave_read_repl_offset:{0}\n", r.applied);
+                if let Some(why) = &r.stopped {
+                    t.push_str(&format!("memoria_apply_stopped:{}\n", why.replace(['\n', '\r'], " ")));
+                }
+                (r.applied, t)
+            }
+            (None, Some(l)) => (l.prev_id, format!("primary\noffset:{0}\nmaster_repl_offset:{0}\nmemoria_log:{1}\nmemoria_epoch:{2}\n", l.prev_id, l.name, l.epoch)),
+            (None, None) => (0, "primary\noffset:0\nmaster_repl_offset:0\nmemoria_log:none\n".to_string()),
+        }
     }
 
     async fn run(&mut self, mut rx: UnboundedReceiver<ShardMsg>) {
@@ -195,6 +274,7 @@ impl Shard {
             if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();
                 self.batch.record(batch::REC_TICK, 0, b"");
+                self.role_record();
             }
             if self.batch.is_empty() {
                 continue;

@@ -24,7 +24,10 @@ pub fn echo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn select(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let Some(n) = ctx.int_arg(argv[1]) else { return };
-    if n < 0 || n >= crate::engine::NUM_DBS as i64 || n > i32::MAX as i64 {
+    if n < i32::MIN as i64 || n > i32::MAX as i64 {
+        return ctx.err(crate::util::NOT_AN_INT_RANGE);
+    }
+    if n < 0 || n >= crate::engine::NUM_DBS as i64 {
         return ctx.err("ERR DB index is out of range");
     }
     ctx.client.db = n as usize;
@@ -229,7 +232,8 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut ids: Option<Vec<u64>> = None;
     let mut i = 2;
     while i < argv.len() {
-        if eq_ic(argv[i], b"TYPE") && i + 1 < argv.len() {
+        // Redis 7.0 takes one filter: TYPE <type>, or ID <id> [<id> ...].
+        if eq_ic(argv[i], b"TYPE") && argv.len() == 4 {
             let t = argv[i + 1];
             if !(eq_ic(t, b"normal") || eq_ic(t, b"master") || eq_ic(t, b"replica") || eq_ic(t, b"slave") || eq_ic(t, b"pubsub")) {
                 return ctx.err(&alloc::format!("ERR Unknown client type '{}'", String::from_utf8_lossy(t)));

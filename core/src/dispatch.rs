@@ -79,6 +79,13 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let bare_command = cmd.name == "command|info" && argv.len() == 1;
     if !bare_command && !cmd.arity_ok(argv.len()) {
+        if cmd.name == "exec" {
+            // Redis's execCommandAbort: a rejected EXEC discards the transaction.
+            ctx.client.multi = None;
+            crate::multi::unwatch_all(ctx.st, ctx.client);
+            ctx.err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command");
+            return;
+        }
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
         return;
     }

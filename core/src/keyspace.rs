@@ -333,7 +333,10 @@ pub fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             replace = true;
         } else if eq_ic(argv[j], b"DB") && j + 1 < argv.len() {
             let Some(n) = ctx.int_arg(argv[j + 1]) else { return };
-            if n < 0 || n as usize >= crate::engine::NUM_DBS || n > i32::MAX as i64 {
+            if n < i32::MIN as i64 || n > i32::MAX as i64 {
+                return ctx.err(crate::util::NOT_AN_INT_RANGE);
+            }
+            if n < 0 || n as usize >= crate::engine::NUM_DBS {
                 return ctx.err("ERR DB index is out of range");
             }
             dst_db = n as usize;

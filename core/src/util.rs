@@ -3,6 +3,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+/// Redis's `getIntFromObjectOrReply` error for an integer outside the C `int` range.
+pub const NOT_AN_INT_RANGE: &str = "ERR value is out of range, value must between -2147483648 and 2147483647";
+
 /// Redis's `string2ll`: no sign other than a leading '-', no leading zeros, no spaces,
 /// "-0" rejected, and the value must fit in i64.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {

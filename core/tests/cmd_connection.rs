@@ -148,6 +148,9 @@ fn client_list_and_info() {
     ck(&mut h, "CLIENT LIST TYPE foo", err("ERR Unknown client type 'foo'"));
     ck(&mut h, "CLIENT LIST ID x", err("ERR Invalid client ID"));
     ck(&mut h, "CLIENT LIST FOO", err("ERR syntax error"));
+    ck(&mut h, "CLIENT LIST TYPE normal ID 1", err("ERR syntax error"));
+    ck(&mut h, "CLIENT LIST TYPE", err("ERR syntax error"));
+    ck(&mut h, "CLIENT LIST ID", err("ERR syntax error"));
     // MULTI shows in the flags and the queue length.
     ck(&mut h, "MULTI", OK);
     ck(&mut h, "PING", "+QUEUED\r\n");

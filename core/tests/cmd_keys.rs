@@ -321,6 +321,7 @@ fn rename_and_copy() {
     ck(&mut h, "COPY c d DB 16", err("ERR DB index is out of range"));
     ck(&mut h, "COPY c d DB -1", err("ERR DB index is out of range"));
     ck(&mut h, "COPY c d DB x", err("ERR value is not an integer or out of range"));
+    ck(&mut h, "COPY c d DB 2147483648", err("ERR value is out of range, value must between -2147483648 and 2147483647"));
     ck(&mut h, "COPY c d FOO", err("ERR syntax error"));
     ck(&mut h, "COPY nokey d", int(0));
     ck(&mut h, "COPY c d", int(1));
@@ -390,6 +391,9 @@ fn select_and_databases() {
     ck(&mut h, "SELECT 16", err("ERR DB index is out of range"));
     ck(&mut h, "SELECT -1", err("ERR DB index is out of range"));
     ck(&mut h, "SELECT x", err("ERR value is not an integer or out of range"));
+    ck(&mut h, "SELECT 2147483648", err("ERR value is out of range, value must between -2147483648 and 2147483647"));
+    ck(&mut h, "SELECT -2147483649", err("ERR value is out of range, value must between -2147483648 and 2147483647"));
+    ck(&mut h, "SELECT 9223372036854775808", err("ERR value is not an integer or out of range"));
     ck(&mut h, "SET k db0", OK);
     ck(&mut h, "SELECT 15", OK);
     ck(&mut h, "GET k", NIL);

@@ -65,6 +65,14 @@ fn execabort_on_queue_errors() {
         // The transaction is over.
         ck(&mut h, "EXEC", err("ERR EXEC without MULTI"));
     }
+    // EXEC with arguments is rejected as Redis's execCommandAbort does: the transaction
+    // is discarded, and the same answer comes outside MULTI.
+    ck(&mut h, "EXEC x", err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command"));
+    ck(&mut h, "MULTI", OK);
+    ck(&mut h, "SET b 2", Q);
+    ck(&mut h, "EXEC x", err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command"));
+    ck(&mut h, "EXEC", err("ERR EXEC without MULTI"));
+    ck(&mut h, "EXISTS b", int(0));
     // DISCARD after a queue error is fine.
     ck(&mut h, "MULTI", OK);
     ck(&mut h, "NOSUCH", err("ERR unknown command 'NOSUCH', with args beginning with: "));

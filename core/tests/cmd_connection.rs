@@ -241,3 +241,41 @@ fn reset_and_quit() {
     ck(&mut h, "EXEC", format!("*1\r\n{}", bulk("x")));
     ck(&mut h, "QUIT", OK);
 }
+
+/// The reply encoder in both dialects (doubles, booleans, sets, pushes and verbatim
+/// strings are RESP3 types that degrade to RESP2 forms, as Redis's addReply* do).
+#[test]
+fn reply_encoder_dialects() {
+    use memoria_core::reply::Reply;
+    let enc = |resp3: bool, f: &dyn Fn(&mut Reply)| -> String {
+        let mut r = Reply::new();
+        r.resp3 = resp3;
+        f(&mut r);
+        String::from_utf8(r.buf).unwrap()
+    };
+    assert_eq!(enc(true, &|r| r.double(1.5)), ",1.5\r\n");
+    assert_eq!(enc(false, &|r| r.double(1.5)), "$3\r\n1.5\r\n");
+    assert_eq!(enc(true, &|r| r.double(3.0)), ",3\r\n");
+    assert_eq!(enc(true, &|r| r.double(-0.25)), ",-0.25\r\n");
+    assert_eq!(enc(true, &|r| r.double(f64::INFINITY)), ",inf\r\n");
+    assert_eq!(enc(true, &|r| r.double(f64::NEG_INFINITY)), ",-inf\r\n");
+    assert_eq!(enc(false, &|r| r.double(f64::INFINITY)), "$3\r\ninf\r\n");
+    assert_eq!(enc(true, &|r| r.boolean(true)), "#t\r\n");
+    assert_eq!(enc(false, &|r| r.boolean(false)), ":0\r\n");
+    assert_eq!(enc(true, &|r| r.null()), "_\r\n");
+    assert_eq!(enc(false, &|r| r.null()), "$-1\r\n");
+    assert_eq!(enc(true, &|r| r.null_array()), "_\r\n");
+    assert_eq!(enc(false, &|r| r.null_array()), "*-1\r\n");
+    assert_eq!(enc(true, &|r| r.map(2)), "%2\r\n");
+    assert_eq!(enc(false, &|r| r.map(2)), "*4\r\n");
+    assert_eq!(enc(true, &|r| r.set(3)), "~3\r\n");
+    assert_eq!(enc(false, &|r| r.set(3)), "*3\r\n");
+    assert_eq!(enc(true, &|r| r.push(2)), ">2\r\n");
+    assert_eq!(enc(false, &|r| r.push(2)), "*2\r\n");
+    assert_eq!(enc(true, &|r| r.verbatim(b"a\r\nb")), "=8\r\ntxt:a\r\nb\r\n");
+    assert_eq!(enc(false, &|r| r.verbatim(b"a\r\nb")), "$4\r\na\r\nb\r\n");
+    assert_eq!(enc(false, &|r| r.help(["A", "  b"])), "*2\r\n+A\r\n+  b\r\n");
+    // Errors can never break the framing, whatever they quote.
+    assert_eq!(enc(false, &|r| r.error(b"ERR bad\r\ninput")), "-ERR bad  input\r\n");
+    assert_eq!(enc(true, &|r| r.bulk_int(-42)), "$3\r\n-42\r\n");
+}

@@ -103,7 +103,8 @@ impl Value {
         match self {
             Value::Int(i) => Value::Int(*i),
             Value::Str(s) => Value::Str(s.clone()),
-            Value::Raw(s) => Value::Str(s.as_slice().into()),
+            // Redis's dupStringObject keeps the encoding (COPY of a raw string is raw).
+            Value::Raw(s) => Value::Raw(s.clone()),
             Value::Hash(h) => Value::Hash(h.duplicate(seed)),
         }
     }

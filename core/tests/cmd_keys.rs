@@ -338,6 +338,28 @@ fn rename_and_copy() {
     ck(&mut h, "SELECT 0", OK);
     ck(&mut h, "COPY s s DB 3", int(0));
     ck(&mut h, "COPY s s DB 3 REPLACE", int(1));
+    // COPY keeps the value's encoding.
+    h.c("SET r abc");
+    h.c("APPEND r d");
+    ck(&mut h, "COPY r r2", int(1));
+    ck(&mut h, "OBJECT ENCODING r2", bulk("raw"));
+    h.c("SET i 12");
+    ck(&mut h, "COPY i i2", int(1));
+    ck(&mut h, "OBJECT ENCODING i2", bulk("int"));
+    h.c("SET e abc");
+    ck(&mut h, "COPY e e2", int(1));
+    ck(&mut h, "OBJECT ENCODING e2", bulk("embstr"));
+    ck(&mut h, "CONFIG SET hash-max-listpack-entries 2", OK);
+    h.c("HSET ht a 1 b 2 c 3");
+    ck(&mut h, "CONFIG SET hash-max-listpack-entries 128", OK);
+    ck(&mut h, "COPY ht ht2", int(1));
+    ck(&mut h, "OBJECT ENCODING ht2", bulk("hashtable"));
+    ck(&mut h, "HDEL ht2 a b", int(2));
+    ck(&mut h, "OBJECT ENCODING ht2", bulk("hashtable"));
+    ck(&mut h, "RENAME ht2 ht3", OK);
+    ck(&mut h, "OBJECT ENCODING ht3", bulk("hashtable"));
+    ck(&mut h, "COPY c lp", int(1));
+    ck(&mut h, "OBJECT ENCODING lp", bulk("listpack"));
     // Effects are the commands themselves (the replica repeats the same copy/rename).
     let fx = h.effect_lines();
     assert!(fx.contains(&"0:RENAME a b".to_string()), "{fx:?}");

@@ -2,6 +2,8 @@
 //! arbiter), a SHA-256 hash chain, long-poll tails; PostgreSQL or embedded SQLite behind one
 //! trait; an axum HTTP service and the typed client the host uses.
 
+#![forbid(unsafe_code)]
+
 pub mod api;
 pub mod chain;
 pub mod client;

@@ -195,6 +195,37 @@ struct ReadParams {
     /// Long-poll: milliseconds to wait for the first entry after `after`.
     #[serde(default)]
     wait: u64,
+    /// `json` for a human/console view (payloads in hex); binary otherwise.
+    #[serde(default)]
+    format: Option<String>,
+}
+
+/// JSON view of an entry (admin and console; the binary body is the hot path).
+#[derive(Serialize, Deserialize)]
+pub struct EntryView {
+    pub id: u64,
+    pub prev_id: u64,
+    pub epoch: u64,
+    pub kind: crate::entry::Kind,
+    pub format: u16,
+    pub checksum: Checksum,
+    pub payload_len: usize,
+    pub payload_hex: String,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct ReadView {
+    pub tail_id: u64,
+    pub entries: Vec<EntryView>,
+}
+
+fn hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        s.push(char::from_digit((x >> 4) as u32, 16).unwrap_or('0'));
+        s.push(char::from_digit((x & 15) as u32, 16).unwrap_or('0'));
+    }
+    s
 }
 
 fn default_limit() -> u32 {
@@ -204,7 +235,28 @@ fn default_limit() -> u32 {
 async fn read(State(s): St, Path(log): Path<String>, q: Result<Query<ReadParams>, QueryRejection>) -> Result<Response, ApiError> {
     let Query(q) = q?;
     let batch = s.core.read(&log, q.after, q.limit, Duration::from_millis(q.wait)).await?;
-    Ok(binary(batch.encode()))
+    match q.format.as_deref() {
+        None | Some("binary") => Ok(binary(batch.encode())),
+        Some("json") => Ok(Json(ReadView {
+            tail_id: batch.tail_id,
+            entries: batch
+                .entries
+                .iter()
+                .map(|e| EntryView {
+                    id: e.id,
+                    prev_id: e.prev_id,
+                    epoch: e.epoch,
+                    kind: e.kind,
+                    format: e.format,
+                    checksum: e.checksum,
+                    payload_len: e.payload.len(),
+                    payload_hex: hex(&e.payload),
+                })
+                .collect(),
+        })
+        .into_response()),
+        Some(f) => Err(LogError::Invalid(format!("unknown format {f:?} (binary or json)")).into()),
+    }
 }
 
 #[derive(Serialize, Deserialize)]

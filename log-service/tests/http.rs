@@ -57,6 +57,16 @@ async fn clear_client_errors() {
         assert_eq!(status, 400, "{text}");
         assert!(text.contains("malformed body"), "{text}");
     }
+    c.append("s0", 0, 3, vec![NewEntry::data(&b"\x01\xff"[..])]).await.expect("append");
+    let (status, text) = raw(reqwest::Method::GET, &format!("{base}/v1/logs/s0/entries?format=json"), Some(TOKEN), vec![]).await;
+    assert_eq!(status, 200, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json view");
+    assert_eq!(v["tail_id"], 1);
+    assert_eq!(v["entries"][0]["payload_hex"], "01ff");
+    assert_eq!(v["entries"][0]["kind"], "data");
+    assert_eq!(v["entries"][0]["epoch"], 3);
+    let (status, _) = raw(reqwest::Method::GET, &format!("{base}/v1/logs/s0/entries?format=xml"), Some(TOKEN), vec![]).await;
+    assert_eq!(status, 400);
     let (status, text) = raw(reqwest::Method::GET, &format!("{base}/v1/logs/s0/entries?after=abc"), Some(TOKEN), vec![]).await;
     assert_eq!(status, 400, "{text}");
     let (status, text) = raw(reqwest::Method::POST, &format!("{base}/v1/logs/s0/truncate"), Some(TOKEN), b"{".to_vec()).await;

@@ -436,3 +436,46 @@ fn select_and_databases() {
     ck(&mut h, "FLUSHALL FOO", err("ERR syntax error"));
     assert_eq!(h.effect_lines(), ["0:SET k db0", "15:SET k db15", "15:FLUSHDB", "0:FLUSHDB", "0:FLUSHALL"]);
 }
+
+/// SCAN's guarantee: a key present for the whole iteration is returned, even while the
+/// table grows (and shrinks) under it.
+#[test]
+fn scan_survives_resizing() {
+    for (grow, shrink) in [(true, false), (false, true), (true, true)] {
+        let mut h = H::new();
+        for i in 0..1000 {
+            h.c(&format!("SET stable:{i} v"));
+        }
+        for i in 0..3000 {
+            h.c(&format!("SET temp:{i} v"));
+        }
+        let mut seen = BTreeSet::new();
+        let mut cursor = "0".to_string();
+        let mut step = 0;
+        loop {
+            let r = h.c(&format!("SCAN {cursor} COUNT 1"));
+            let (_, rest) = r.split_once("\r\n").unwrap();
+            let next = bulk_text(rest);
+            let body = &rest[rest.find("\r\n").unwrap() + 2..];
+            let body = &body[body.find("\r\n").unwrap() + 2..];
+            seen.extend(parse_bulks(body));
+            // Mutate between calls: add new keys and/or delete the temporary ones.
+            for _ in 0..3 {
+                if grow {
+                    h.c(&format!("SET new:{step} v"));
+                }
+                if shrink && step < 3000 {
+                    h.c(&format!("DEL temp:{step}"));
+                }
+                step += 1;
+            }
+            if next == "0" {
+                break;
+            }
+            cursor = next;
+            assert!(step < 1_000_000);
+        }
+        let missing: Vec<usize> = (0..1000).filter(|i| !seen.contains(&format!("stable:{i}"))).collect();
+        assert!(missing.is_empty(), "grow={grow} shrink={shrink}: {} stable keys never returned, e.g. {:?}", missing.len(), &missing[..missing.len().min(5)]);
+    }
+}

@@ -120,27 +120,32 @@ fn now_us() -> i64 {
 /// the tail instead of guessing. Never cancelled midway: a cancelled sync-replication wait
 /// can commit anyway.
 pub async fn append_settled(api: LogHandle, name: String, prev_id: u64, epoch: u64, entries: Vec<NewEntry>) -> Result<Appended, LogError> {
-    let mut attempt = 0u32;
+    const MAX_TRIES: u32 = 20;
+    let mut sends = 0u32;
     loop {
-        match api.append(&name, prev_id, epoch, entries.clone()).await {
+        sends += 1;
+        let err = match api.append(&name, prev_id, epoch, entries.clone()).await {
             Ok(a) => return Ok(a),
-            Err(e) if e.is_in_doubt() => {
-                attempt += 1;
-                tracing::warn!(log = %name, error = %e, attempt, "append in doubt; settling by reading the tail");
-                tokio::time::sleep(Duration::from_millis((50 * attempt as u64).min(1000))).await;
-                match memoria_log::settle(&api, &name, prev_id, epoch, &entries).await {
-                    Ok(Outcome::Landed(a)) => return Ok(a),
-                    Ok(Outcome::NotWritten) if attempt < 20 => continue,
-                    Ok(Outcome::NotWritten) => return Err(e),
-                    Ok(Outcome::Superseded(h)) => return Err(LogError::Conflict { tail_id: h.id, tail_checksum: h.checksum, tail_epoch: h.epoch }),
-                    Err(e2) if attempt < 20 => {
-                        tracing::warn!(log = %name, error = %e2, "settling failed; retrying");
-                        continue;
-                    }
-                    Err(e2) => return Err(e2),
-                }
-            }
+            Err(e) if e.is_in_doubt() => e,
             Err(e) => return Err(e),
+        };
+        tracing::warn!(log = %name, error = %err, "append in doubt; settling by reading the tail");
+        // Settle before anything else: resending an append that did land would conflict
+        // with ourselves and depose a healthy primary.
+        let mut tries = 0u32;
+        loop {
+            tries += 1;
+            tokio::time::sleep(Duration::from_millis((50 * tries as u64).min(1000))).await;
+            match memoria_log::settle(&api, &name, prev_id, epoch, &entries).await {
+                Ok(Outcome::Landed(a)) => return Ok(a),
+                Ok(Outcome::NotWritten) => break,
+                Ok(Outcome::Superseded(h)) => return Err(LogError::Conflict { tail_id: h.id, tail_checksum: h.checksum, tail_epoch: h.epoch }),
+                Err(e) if tries < MAX_TRIES => tracing::warn!(log = %name, error = %e, tries, "settling failed; retrying"),
+                Err(e) => return Err(e),
+            }
+        }
+        if sends >= MAX_TRIES {
+            return Err(err);
         }
     }
 }

@@ -37,10 +37,31 @@ struct NodeArgs {
     in_memory: bool,
 }
 
+#[derive(clap::Args, Clone)]
+struct ServerArgs {
+    #[command(flatten)]
+    node: NodeArgs,
+    /// Log service endpoints, one per AZ (comma-separated), e.g.
+    /// http://10.0.1.5:7480,http://10.0.2.5:7480,http://10.0.3.5:7480
+    #[arg(long, value_delimiter = ',', required = true)]
+    log_url: Vec<String>,
+    /// Bearer token of the log service.
+    #[arg(long, env = "MEMORIA_LOG_TOKEN", hide_env_values = true)]
+    log_token: String,
+    /// Run as a read replica that follows the log of the primary at this address.
+    #[arg(long, value_name = "HOST:PORT")]
+    replica_of: Option<String>,
+    /// This node's name in the log (default: bind:port).
+    #[arg(long)]
+    node_name: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Start Memoria on this machine (embedded default).
+    /// Start Memoria on this machine (embedded default: the log in SQLite under --data-dir).
     Up(NodeArgs),
+    /// Run one node against a remote log service (the three-AZ shape).
+    Server(ServerArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -51,13 +72,45 @@ fn main() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     match cli.command {
         Command::Up(a) => rt.block_on(up(a)),
+        Command::Server(a) => rt.block_on(serve_remote(a)),
     }
 }
 
-async fn up(a: NodeArgs) -> anyhow::Result<()> {
+fn limits_of(a: &NodeArgs) -> ConnLimits {
     let mut limits = ConnLimits::default();
     limits.resp.max_bulk_len = a.proto_max_bulk_len;
     limits.query_buffer = a.client_query_buffer_limit;
+    limits
+}
+
+async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
+    let urls: Vec<&str> = a.log_url.iter().map(|s| s.as_str()).collect();
+    let client = memoria_log::LogClient::with_endpoints(&urls, &a.log_token).map_err(|e| anyhow::anyhow!("log service: {e}"))?;
+    let n = &a.node;
+    let node = a.node_name.clone().unwrap_or_else(|| format!("{}:{}", n.bind, n.port));
+    let opts = ServerOptions {
+        bind: n.bind.clone(),
+        port: n.port,
+        data_dir: n.data_dir.clone(),
+        limits: limits_of(n),
+        log: Some(memoria_log::LogHandle::Remote(client)),
+        node,
+        replica_of: a.replica_of.clone(),
+    };
+    let srv = server::start(opts).await?;
+    let role = match &a.replica_of {
+        Some(p) => format!("replica of {p}"),
+        None => "primary".to_string(),
+    };
+    println!("memoria {} listening on {} as {role}; log: {}", env!("CARGO_PKG_VERSION"), srv.addr, a.log_url.join(", "));
+    shutdown_signal().await;
+    println!("shutting down");
+    srv.shutdown().await;
+    Ok(())
+}
+
+async fn up(a: NodeArgs) -> anyhow::Result<()> {
+    let limits = limits_of(&a);
     let log = if a.in_memory {
         None
     } else {

@@ -444,7 +444,12 @@ fn exact_integer(s: &[u8]) -> Option<i128> {
     };
     let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
     if int.is_empty() && frac.is_empty() || !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
-        return None;
+        // Other spellings strtold accepts (hex floats): exact while f64 holds every integer.
+        let f = parse_f64(body.as_bytes())?;
+        if !(-9_007_199_254_740_992.0..=9_007_199_254_740_992.0).contains(&f) || f != (f as i64) as f64 {
+            return None;
+        }
+        return Some(if neg { -(f as i128) } else { f as i128 });
     }
     // digits × 10^(exp − len(frac)), integral only.
     let digits = alloc::format!("{int}{frac}");

@@ -258,7 +258,7 @@ fn string_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
         cmd(vec![name("INCRBYFLOAT"), lit("fk"), float_arg()]),
         cmd(vec![name("SET"), lit("fk"), pick(&["0", "1.5", "-3", "10", "abc", "2.50", "1e2"])]),
         cmd(vec![name("GET"), lit("fk")]),
-        cmd(vec![name("APPEND"), lit("fk"), pick(&["0", "x"])]),
+        cmd(vec![name("APPEND"), lit("fk"), pick(&["x", "y"])]),
         cmd(vec![name("GETRANGE"), key(), int_arg(), int_arg()]),
         cmd(vec![name("SUBSTR"), key(), int_arg(), int_arg()]),
         cmd(vec![name("SETRANGE"), key(), pick(&["0", "3", "10", "-1", "abc", "536870912"]), value()]),

@@ -3,7 +3,7 @@
 //! byte for byte, error texts included — after the normalisations listed in
 //! `DELIBERATE_DIFFERENCES`, which is the one place where a difference is accepted.
 //!
-//! Cases per family: MEMORIA_DIFF_CASES (default 1000).
+//! Cases per family: MEMORIA_DIFF_CASES (default 1000; e2e/test-all runs 2000).
 
 mod common;
 

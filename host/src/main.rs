@@ -54,6 +54,13 @@ struct ServerArgs {
     /// This node's name in the log (default: bind:port).
     #[arg(long)]
     node_name: Option<String>,
+    /// Lease of the shard's primary, in ms, for automatic failover: the primary renews it
+    /// every third of it, and a replica takes over once it has surely run out (after a
+    /// backoff slightly longer than the lease). Every node, --replica-of or not, then
+    /// starts as a replica and leadership is won by election through the log. 0 turns
+    /// failover off: a node started without --replica-of leads for good.
+    #[arg(long, default_value_t = 2000)]
+    lease_ms: u64,
 }
 
 #[derive(Subcommand)]
@@ -96,11 +103,14 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
         log: Some(memoria_log::LogHandle::Remote(client)),
         node,
         replica_of: a.replica_of.clone(),
+        lease_ms: (a.lease_ms > 0).then_some(a.lease_ms),
     };
     let srv = server::start(opts).await?;
-    let role = match &a.replica_of {
-        Some(p) => format!("replica of {p}"),
-        None => "primary".to_string(),
+    let role = match (&a.replica_of, a.lease_ms) {
+        (Some(p), 0) => format!("replica of {p}"),
+        (None, 0) => "primary".to_string(),
+        (Some(p), ms) => format!("replica of {p} (takes over if the primary's {ms} ms lease lapses)"),
+        (None, ms) => format!("candidate (becomes primary by election through the log; {ms} ms lease)"),
     };
     println!("memoria {} listening on {} as {role}; log: {}", env!("CARGO_PKG_VERSION"), srv.addr, a.log_url.join(", "));
     shutdown_signal().await;
@@ -121,7 +131,7 @@ async fn up(a: NodeArgs) -> anyhow::Result<()> {
         Some(memoria_log::LogHandle::Embedded(core))
     };
     let node = format!("{}:{}", a.bind, a.port);
-    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None }).await?;
+    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None }).await?;
     println!("memoria {} listening on {} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr);
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");

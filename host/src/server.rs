@@ -7,6 +7,7 @@ use tokio::net::TcpListener;
 
 use crate::conn::{self, ConnCtx, ConnLimits};
 use crate::durable;
+use crate::lease;
 use crate::shard::{self, ServerFacts, ShardHandle, ShardMsg};
 use crate::wasm::EngineFactory;
 use memoria_log::{LogApi, LogHandle};
@@ -22,6 +23,13 @@ pub struct ServerOptions {
     pub node: String,
     /// Run as a read replica of `log`'s shard: apply what the primary logs, refuse writes.
     pub replica_of: Option<String>,
+    /// Automatic failover with leases of this many ms (`memoria server`; needs a log).
+    /// Every node then starts as a replica and leadership is won by election through the
+    /// log (an empty log is claimed at once; otherwise after the backoff); a primary
+    /// renews every lease/3, stops serving when its lease lapses and steps down when
+    /// deposed. `None`: a primary leads for good (`memoria up`, a single node) and a
+    /// replica never takes over.
+    pub lease_ms: Option<u64>,
 }
 
 pub struct RunningServer {
@@ -31,34 +39,32 @@ pub struct RunningServer {
     accept_task: tokio::task::JoinHandle<()>,
 }
 
+/// Test hook: freezes a node's shard as SIGSTOP would freeze its process.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Freezer(ShardHandle);
+
+impl Freezer {
+    /// Freezes the shard until the returned sender is used or dropped.
+    pub fn freeze(&self) -> tokio::sync::oneshot::Sender<()> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.0.send(ShardMsg::Freeze { until: rx });
+        tx
+    }
+}
+
 impl RunningServer {
+    #[doc(hidden)]
+    pub fn freezer(&self) -> Freezer {
+        Freezer(self.shard.clone())
+    }
+
     /// Stops accepting, stops the shard and waits for it.
     pub async fn shutdown(mut self) {
         self.accept_task.abort();
         self.shard.send(ShardMsg::Shutdown);
         if let Some(j) = self.shard_task.take() {
             let _ = j.await;
-        }
-    }
-}
-
-/// Replicas read the log, never the primary: long-poll the shard log and hand what
-/// arrives to the shard task, in order.
-async fn tail_log(api: LogHandle, name: &'static str, mut after: u64, shard: ShardHandle) {
-    loop {
-        match api.read(name, after, 1000, std::time::Duration::from_secs(1)).await {
-            Ok(b) => {
-                if let Some(last) = b.entries.last() {
-                    after = last.id;
-                    if !shard.send(ShardMsg::Apply { entries: b.entries }) {
-                        return;
-                    }
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "reading the log failed; retrying");
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            }
         }
     }
 }
@@ -80,8 +86,17 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
     };
     let mut engine = factory.instantiate(shard::seed())?;
     const SHARD_LOG: &str = "shard-0";
-    let mut tail_from = None;
+    let mut election = None;
     let role = match (opts.log, opts.replica_of) {
+        (Some(api), replica_of) if opts.lease_ms.is_some() => {
+            let cfg = lease::Config::new(opts.lease_ms.unwrap_or(lease::DEFAULT_LEASE_MS));
+            cfg.validate().map_err(|e| anyhow::anyhow!("lease: {e}"))?;
+            api.create(SHARD_LOG).await.map_err(durable::DurableError::from)?;
+            let r = durable::replay(&api, SHARD_LOG, 0, &mut engine).await?;
+            tracing::info!(entries = r.data_entries, applied = r.last_id, lease_ms = cfg.lease_ms, "replayed shard-0's log; joining its elections");
+            election = Some(shard::Election { cfg, node: opts.node.clone(), tail_id: r.tail_id, max_epoch: r.max_epoch });
+            shard::Role::Replica { primary: replica_of.unwrap_or_default(), applied: r.last_id, api, name: SHARD_LOG.to_string() }
+        }
         (Some(api), None) => {
             let r = durable::recover(api, SHARD_LOG, &opts.node, durable::LEASE_MS, &mut engine).await?;
             tracing::info!(entries = r.applied_entries, effects = r.applied_effects, tail = r.log.prev_id, epoch = r.log.epoch, "recovered shard-0 from the log");
@@ -91,16 +106,12 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
             api.create(SHARD_LOG).await.map_err(durable::DurableError::from)?;
             let r = durable::replay(&api, SHARD_LOG, 0, &mut engine).await?;
             tracing::info!(entries = r.data_entries, applied = r.last_id, "replica caught up with shard-0's log");
-            tail_from = Some((api, r.last_id));
-            shard::Role::Replica { primary, applied: r.last_id }
+            shard::Role::Replica { primary, applied: r.last_id, api, name: SHARD_LOG.to_string() }
         }
         (None, Some(_)) => anyhow::bail!("a replica needs a log to follow"),
         (None, None) => shard::Role::Primary(None),
     };
-    let (shard, shard_task) = shard::spawn(0, factory, engine, role, facts);
-    if let Some((api, after)) = tail_from {
-        tokio::spawn(tail_log(api, SHARD_LOG, after, shard.clone()));
-    }
+    let (shard, shard_task) = shard::spawn(0, factory, engine, role, election, facts);
     let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits });
     let accept_task = tokio::spawn(async move {
         loop {

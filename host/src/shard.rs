@@ -8,17 +8,27 @@
 //!
 //! It runs on the same single-threaded runtime as its connections (like Redis's event
 //! loop): handing commands over is a queue push, not a cross-thread wake-up.
+//!
+//! With an [`Election`] (automatic failover), leadership follows the pure lease machine in
+//! [`crate::lease`]: every node starts as a replica tailing the log, claims the shard when
+//! the machine says the old primary's lease has surely run out, renews its lease every
+//! lease/3 as primary (data appends count as renewals; one append in flight in all), stops
+//! serving when the lease lapses, and steps down to a replica, rebuilt from the log, when
+//! an append of its is rejected. Without one (`memoria up`, a single node), the primary
+//! leads forever and a refused append rebuilds the engine and re-claims, as before.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use memoria_core::batch::{self, BatchReader, BatchWriter, EffectReader, OutputReader};
 use memoria_core::table::{CommandIndex, flags};
-use memoria_log::{Appended, LogError, NewEntry};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use memoria_log::{Appended, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, WeakUnboundedSender, unbounded_channel};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::durable::{self, ShardLog};
+use crate::lease::{self, Action, AppendToken, EntryKind, Event, Lease, StepDownReason};
 use crate::tracker::Tracker;
 use crate::wasm::{EngineFactory, ShardEngine};
 
@@ -36,8 +46,13 @@ pub enum ShardMsg {
     /// Batch records (kind REC_COMMAND) already framed and validated by the connection.
     Commands { id: u64, records: Vec<u8> },
     Disconnect { id: u64 },
-    /// Replicas: entries read from the shard's log, in order, to apply.
-    Apply { entries: Vec<memoria_log::Entry> },
+    /// Replicas: one read of the shard's log by tail task `gen`: its entries, in order
+    /// (none when a long poll found nothing new), and the log's tail id at that read.
+    Apply { generation: u64, entries: Vec<memoria_log::Entry>, tail_id: u64 },
+    /// Test hook: the shard stops (like a SIGSTOP'd process) until `until` resolves or is
+    /// dropped. Its append and tail tasks keep running; it sees their results on resuming.
+    #[doc(hidden)]
+    Freeze { until: oneshot::Receiver<()> },
     Shutdown,
 }
 
@@ -45,8 +60,20 @@ pub enum ShardMsg {
 pub enum Role {
     /// Writes, appending effects to the log (or keeping them in memory without one).
     Primary(Option<ShardLog>),
-    /// Applies the log written by the primary named `primary`; `applied` is the last id.
-    Replica { primary: String, applied: u64 },
+    /// Applies the log `name` written by the primary named `primary`; `applied` is the
+    /// last id already in the engine. The shard tails the log from there itself.
+    Replica { primary: String, applied: u64, api: LogHandle, name: String },
+}
+
+/// Automatic failover: the shard starts as a replica ([`Role::Replica`]) and takes part in
+/// elections through the log.
+pub struct Election {
+    pub cfg: lease::Config,
+    /// This node's name in its claims and renewals.
+    pub node: String,
+    /// The log's tail when the engine was replayed, and the highest epoch it read.
+    pub tail_id: u64,
+    pub max_epoch: u64,
 }
 
 #[derive(Clone)]
@@ -75,12 +102,23 @@ fn now_us() -> i64 {
 
 /// Starts the shard as a task on the current runtime. `engine` is already recovered from
 /// `log` when there is one.
-pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, facts: ServerFacts) -> (ShardHandle, JoinHandle<()>) {
+pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts) -> (ShardHandle, JoinHandle<()>) {
     let (tx, rx) = unbounded_channel();
-    let (log, replica) = match role {
-        Role::Primary(log) => (log, None),
-        Role::Replica { primary, applied } => (None, Some(ReplicaState { primary, applied, stopped: None })),
+    let self_tx = tx.downgrade();
+    let (log, replica, source) = match role {
+        Role::Primary(log) => {
+            let source = log.as_ref().map(|l| (l.api.clone(), l.name.clone()));
+            (log, None, source)
+        }
+        Role::Replica { primary, applied, api, name } => (None, Some(ReplicaState { primary, applied, stopped: None }), Some((api, name))),
     };
+    let mut pending = VecDeque::new();
+    let election = election.map(|e| {
+        let applied = replica.as_ref().map_or(0, |r| r.applied);
+        let mut m = Lease::starting_at(e.cfg, 0, applied, e.max_epoch).expect("lease config validated by the caller");
+        pending.extend(m.handle(Event::TailReached { tail_id: e.tail_id, now_ms: 0 }));
+        Elect { m, t0: Instant::now(), node: e.node }
+    });
     let join = tokio::spawn(async move {
         let mut s = Shard {
             id: shard_id,
@@ -99,9 +137,23 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             out: Vec::new(),
             replica,
             reported_offset: u64::MAX,
+            self_tx,
+            source,
+            tail: None,
+            tail_gen: 0,
+            election,
+            pending,
+            freeze: None,
         };
         s.send_facts();
+        if let Some(rep) = s.replica.as_ref() {
+            let after = rep.applied;
+            s.spawn_tail(after);
+        }
         s.run(rx).await;
+        if let Some(t) = s.tail.take() {
+            t.abort();
+        }
     });
     (ShardHandle { tx }, join)
 }
@@ -120,10 +172,59 @@ struct Held {
     close: bool,
 }
 
-/// The append in flight: its task and the last tracker sequence it makes durable.
+/// The append in flight: its task, the last tracker sequence it makes durable (0 for a
+/// renewal or a claim), and its lease token (with an election).
 struct Inflight {
     task: JoinHandle<Result<Appended, LogError>>,
     last_seq: u64,
+    token: Option<AppendToken>,
+}
+
+/// The lease machine of a shard with automatic failover, and its clock.
+struct Elect {
+    m: Lease,
+    /// Local monotonic time zero of the machine's milliseconds.
+    t0: Instant,
+    node: String,
+}
+
+impl Elect {
+    fn now(&self) -> u64 {
+        self.t0.elapsed().as_millis() as u64
+    }
+}
+
+/// What the lease machine needs to know of an entry's kind.
+fn entry_kind(k: Kind) -> EntryKind {
+    match k {
+        Kind::Data => EntryKind::Data,
+        Kind::LeaseRenewal => EntryKind::LeaseRenewal,
+        Kind::LeaderClaim => EntryKind::LeaderClaim,
+        _ => EntryKind::Other,
+    }
+}
+
+/// Replicas read the log, never the primary: long-poll the shard log and hand every read
+/// to the shard task, in order (empty ones too: they tell the lease machine it is at the
+/// tail).
+async fn tail_log(api: LogHandle, name: String, mut after: u64, generation: u64, shard: WeakUnboundedSender<ShardMsg>) {
+    loop {
+        match api.read(&name, after, 1000, Duration::from_secs(1)).await {
+            Ok(b) => {
+                if let Some(last) = b.entries.last() {
+                    after = last.id;
+                }
+                let Some(tx) = shard.upgrade() else { return };
+                if tx.send(ShardMsg::Apply { generation, entries: b.entries, tail_id: b.tail_id }).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the log failed; retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
 }
 
 /// A replica's progress through the primary's log.
@@ -156,6 +257,19 @@ struct Shard {
     inflight: Option<Inflight>,
     /// Replies ready to send this round, coalesced per client.
     out: Vec<(u64, ReplyMsg)>,
+    /// Our own queue, for the tail task.
+    self_tx: WeakUnboundedSender<ShardMsg>,
+    /// The shard's log, whatever the role.
+    source: Option<(LogHandle, String)>,
+    /// Replicas: the task tailing the log, and its generation (reads of older ones are
+    /// ignored).
+    tail: Option<JoinHandle<()>>,
+    tail_gen: u64,
+    /// Automatic failover: the lease machine.
+    election: Option<Elect>,
+    /// Its actions not yet carried out.
+    pending: VecDeque<Action>,
+    freeze: Option<oneshot::Receiver<()>>,
 }
 
 impl Shard {
@@ -187,27 +301,74 @@ impl Shard {
                 self.held.remove(&id);
                 self.batch.record(batch::REC_DISCONNECT, id, b"");
             }
-            ShardMsg::Apply { entries } => self.apply(entries),
+            ShardMsg::Apply { generation, entries, tail_id } => {
+                if generation == self.tail_gen && self.replica.is_some() {
+                    self.absorb(&entries, tail_id);
+                }
+            }
+            ShardMsg::Freeze { until } => self.freeze = Some(until),
             ShardMsg::Shutdown => return false,
         }
         true
     }
 
-    /// Replica: applies the primary's entries. A newer format stops applying (and says
-    /// so in INFO, ROLE and the logs) instead of misreading it.
-    fn apply(&mut self, entries: Vec<memoria_log::Entry>) {
-        let Some(rep) = self.replica.as_mut() else { return };
-        if rep.stopped.is_some() {
-            return;
+    /// Applies entries read from the log (a replica's tail, or a rebuild's replay) and,
+    /// with an election, tells the lease machine what was read. A newer format stops
+    /// applying (and says so in INFO, ROLE and the logs) instead of misreading it.
+    /// Returns the last id applied (`None`: applying has stopped).
+    fn absorb(&mut self, entries: &[memoria_log::Entry], tail_id: u64) -> Option<u64> {
+        if self.replica.as_ref().is_some_and(|r| r.stopped.is_some()) {
+            return None;
         }
-        let mut r = durable::Replayed { last_id: rep.applied, tail_id: rep.applied, max_epoch: 0, data_entries: 0, effects: 0 };
-        let result = durable::apply_entries(&mut self.engine, &entries, &mut r);
-        rep.applied = r.last_id;
-        if let Err(e) = result {
-            tracing::error!(shard = self.id, error = %e, applied = rep.applied, "replica stopped applying the log");
-            rep.stopped = Some(e.to_string());
-            self.reported_offset = u64::MAX;
+        let from = self.replica.as_ref().map_or(0, |r| r.applied);
+        let mut r = durable::Replayed { last_id: from, tail_id, max_epoch: 0, data_entries: 0, effects: 0 };
+        let result = durable::apply_entries(&mut self.engine, entries, &mut r);
+        if let Some(rep) = self.replica.as_mut() {
+            rep.applied = r.last_id;
         }
+        if let Some(el) = self.election.as_mut() {
+            let now = el.now();
+            if entries.is_empty() {
+                self.pending.extend(el.m.handle(Event::TailReached { tail_id, now_ms: now }));
+            }
+            for e in entries.iter().take_while(|e| e.id <= r.last_id && e.format <= memoria_log::FORMAT_VERSION) {
+                let payload = matches!(e.kind, Kind::LeaseRenewal | Kind::LeaderClaim).then(|| LeasePayload::decode(&e.payload)).flatten();
+                if let (Some(p), Some(rep)) = (payload.as_ref(), self.replica.as_mut()) {
+                    rep.primary = p.node.clone();
+                }
+                let ev = Event::EntryRead { id: e.id, epoch: e.epoch, kind: entry_kind(e.kind), lease_ms: payload.map(|p| p.lease_ms), at_tail: e.id >= tail_id, now_ms: now };
+                self.pending.extend(el.m.handle(ev));
+            }
+            if result.is_err() {
+                self.pending.extend(el.m.handle(Event::FormatTooNew { now_ms: now }));
+            }
+        }
+        match result {
+            Ok(()) => Some(r.last_id),
+            Err(e) => {
+                tracing::error!(shard = self.id, error = %e, applied = r.last_id, "stopped applying the log");
+                if let Some(rep) = self.replica.as_mut() {
+                    rep.stopped = Some(e.to_string());
+                }
+                self.reported_offset = u64::MAX;
+                None
+            }
+        }
+    }
+
+    /// Starts (or restarts) tailing the log after `after`.
+    fn spawn_tail(&mut self, after: u64) {
+        self.stop_tail();
+        let Some((api, name)) = self.source.clone() else { return };
+        self.tail = Some(tokio::spawn(tail_log(api, name, after, self.tail_gen, self.self_tx.clone())));
+    }
+
+    fn stop_tail(&mut self) {
+        if let Some(t) = self.tail.take() {
+            t.abort();
+        }
+        // Reads already queued by the old task are ignored from here.
+        self.tail_gen += 1;
     }
 
     /// Queues a REC_ROLE record when the offset moved since the last report.
@@ -236,10 +397,26 @@ impl Shard {
         }
     }
 
+    /// When the loop must wake up by itself: the engine's tick, or the lease machine's.
+    fn next_wake(&self, last_tick: Instant) -> Instant {
+        let mut wake = last_tick + TICK;
+        if let Some(el) = self.election.as_ref()
+            && let Some(ms) = el.m.next_wakeup()
+        {
+            let at = el.t0 + Duration::from_millis(ms);
+            // Never spin: at least a millisecond from now.
+            wake = wake.min(at.max(Instant::now() + Duration::from_millis(1)));
+        }
+        wake
+    }
+
     async fn run(&mut self, mut rx: UnboundedReceiver<ShardMsg>) {
         let mut last_tick = Instant::now();
+        self.run_actions().await;
+        self.flush();
         loop {
             let has_inflight = self.inflight.is_some();
+            let wake = self.next_wake(last_tick);
             let inflight = self.inflight.as_mut().map(|i| &mut i.task);
             let first = tokio::select! {
                 m = rx.recv() => match m {
@@ -249,11 +426,13 @@ impl Shard {
                 r = async { inflight.unwrap().await }, if has_inflight => {
                     let done = self.inflight.take().unwrap();
                     let r = r.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
-                    self.appended(done.last_seq, r).await;
+                    self.appended(done.last_seq, done.token, r).await;
+                    self.start_append();
+                    self.run_actions().await;
                     self.flush();
                     None
                 }
-                _ = tokio::time::sleep_until((last_tick + TICK).into()) => None,
+                _ = tokio::time::sleep_until(wake.into()) => None,
             };
             self.batch.clear();
             if let Some(m) = first {
@@ -270,6 +449,23 @@ impl Shard {
                         Err(_) => break,
                     }
                 }
+            }
+            if let Some(until) = self.freeze.take() {
+                tracing::warn!(shard = self.id, "shard frozen (test hook)");
+                let _ = until.await;
+                tracing::warn!(shard = self.id, "shard resumed");
+            }
+            // With an election, time passes for the lease first: a primary whose lease
+            // lapsed (a freeze, a stall) steps down before it could serve this batch, and
+            // the batch, whose clients it drops, is not run at all.
+            if let Some(el) = self.election.as_mut() {
+                let now = el.now();
+                self.pending.extend(el.m.handle(Event::Tick { now_ms: now }));
+            }
+            if self.run_actions().await {
+                self.batch.clear();
+                self.flush();
+                continue;
             }
             if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();
@@ -288,6 +484,7 @@ impl Shard {
             }
             self.batch.buf = input;
             self.start_append();
+            self.run_actions().await;
             self.flush();
         }
     }
@@ -296,12 +493,12 @@ impl Shard {
     async fn drain_before_exit(&mut self) {
         if let Some(i) = self.inflight.take() {
             let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
-            self.appended(i.last_seq, r).await;
+            self.appended(i.last_seq, i.token, r).await;
         }
         self.start_append();
         if let Some(i) = self.inflight.take() {
             let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
-            self.appended(i.last_seq, r).await;
+            self.appended(i.last_seq, i.token, r).await;
         }
         self.flush();
     }
@@ -410,14 +607,73 @@ impl Shard {
             self.queued.clear();
             return;
         };
+        // With an election the machine decides (one append in flight, renewals included,
+        // and none once the lease has lapsed); its time is read before the append is sent.
+        let (prev_id, epoch, token) = match self.election.as_mut() {
+            Some(el) => {
+                let now = el.now();
+                match el.m.start_data_append(now) {
+                    Some(t) => (t.prev_id, t.epoch, Some(t.token)),
+                    None => return,
+                }
+            }
+            None => (log.prev_id, log.epoch, None),
+        };
         let last_seq = self.queued.last().map(|(s, _)| *s).unwrap_or(0);
         let entries: Vec<NewEntry> = self.queued.drain(..).map(|(_, fx)| NewEntry::data(fx)).collect();
-        let task = tokio::spawn(durable::append_settled(log.api.clone(), log.name.clone(), log.prev_id, log.epoch, entries));
-        self.inflight = Some(Inflight { task, last_seq });
+        let task = tokio::spawn(durable::append_settled(log.api.clone(), log.name.clone(), prev_id, epoch, entries));
+        self.inflight = Some(Inflight { task, last_seq, token });
     }
 
-    /// The append covering sequences up to `last_seq` finished.
-    async fn appended(&mut self, last_seq: u64, r: Result<Appended, LogError>) {
+    /// The append in flight finished.
+    async fn appended(&mut self, last_seq: u64, token: Option<AppendToken>, r: Result<Appended, LogError>) {
+        if let (Some(el), Some(token)) = (self.election.as_mut(), token) {
+            let now = el.now();
+            let ev = match &r {
+                Ok(a) => Event::AppendAcked { token, last_id: a.last_id, now_ms: now },
+                Err(LogError::Conflict { tail_id, tail_epoch, .. }) => Event::AppendRejected { token, tail_id: *tail_id, tail_epoch: *tail_epoch, now_ms: now },
+                Err(_) => Event::AppendFailed { token, now_ms: now },
+            };
+            self.pending.extend(el.m.handle(ev));
+            // A lapsed lease or a rejection steps down here, failing every held reply.
+            self.run_actions().await;
+            let primary = self.replica.is_none() && self.log.is_some();
+            let Some(el) = self.election.as_ref() else { return };
+            if !primary || last_seq == 0 && r.is_err() {
+                // A stale outcome (from before a step-down), or a renewal or claim that
+                // did not land: the machine has it; no reply depends on it.
+                return;
+            }
+            match r {
+                Ok(a) if el.m.can_ack_writes(el.now()) => {
+                    if let Some(log) = self.log.as_mut() {
+                        log.prev_id = a.last_id;
+                    }
+                    if last_seq != 0 {
+                        self.tracker.ack(last_seq);
+                        self.release();
+                    }
+                }
+                Ok(_) => {
+                    // Past the lease: nothing may be acknowledged any more.
+                    self.fail_everything(b"-ERR write outcome unknown: this node's lease as primary lapsed before the log acknowledged it; reconnect and retry\r\n");
+                    self.tracker.reset();
+                    self.queued.clear();
+                }
+                Err(e) => {
+                    // A data append that did not land (or could not be settled): the
+                    // engine holds writes the log does not. Still the leader: rebuild
+                    // from the log without claiming again.
+                    tracing::error!(shard = self.id, error = %e, "log append failed; failing held replies and rebuilding from the log");
+                    let msg = format!("-ERR write not durable: the log refused it ({e}); reconnect and retry\r\n");
+                    self.fail_everything(msg.as_bytes());
+                    self.tracker.reset();
+                    self.queued.clear();
+                    self.reload_engine().await;
+                }
+            }
+            return;
+        }
         match r {
             Ok(a) => {
                 if let Some(log) = self.log.as_mut() {
@@ -482,8 +738,12 @@ impl Shard {
         self.clients.clear();
     }
 
-    /// Replaces the engine with a fresh one; with a log, replays it and re-claims the shard.
+    /// Replaces the engine with a fresh one; with a log, replays it and re-claims the shard
+    /// (with an election: replays it and keeps the role the lease machine gives it).
     async fn rebuild(&mut self) {
+        if self.election.is_some() {
+            return self.reload_engine().await;
+        }
         let mut eng = match self.factory.instantiate(seed()) {
             Ok(e) => e,
             Err(e) => {
@@ -518,5 +778,144 @@ impl Shard {
         self.tracker.reset();
         self.queued.clear();
         self.rebuild().await;
+    }
+
+    /// With an election: a fresh engine, replayed from the whole log (the lease machine
+    /// reads along). Waits for the append in flight first, so the replay includes it if it
+    /// landed. A replica then tails on from where the replay ended.
+    async fn reload_engine(&mut self) {
+        if let Some(i) = self.inflight.take() {
+            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+            if let (Some(el), Some(token)) = (self.election.as_mut(), i.token) {
+                let now = el.now();
+                let ev = match &r {
+                    Ok(a) => Event::AppendAcked { token, last_id: a.last_id, now_ms: now },
+                    Err(LogError::Conflict { tail_id, tail_epoch, .. }) => Event::AppendRejected { token, tail_id: *tail_id, tail_epoch: *tail_epoch, now_ms: now },
+                    Err(_) => Event::AppendFailed { token, now_ms: now },
+                };
+                self.pending.extend(el.m.handle(ev));
+            }
+        }
+        self.stop_tail();
+        match self.factory.instantiate(seed()) {
+            Ok(e) => self.engine = e,
+            Err(e) => {
+                tracing::error!(shard = self.id, error = %e, "could not instantiate a new engine");
+                return;
+            }
+        }
+        if let Some(rep) = self.replica.as_mut() {
+            rep.applied = 0;
+            rep.stopped = None;
+        }
+        let Some((api, name)) = self.source.clone() else { return };
+        let mut after = 0u64;
+        loop {
+            let batch = match api.read(&name, after, 1000, Duration::ZERO).await {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::warn!(shard = self.id, error = %e, "reading the log to rebuild failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            };
+            let done = batch.entries.is_empty() || batch.entries.last().is_some_and(|e| e.id >= batch.tail_id);
+            match self.absorb(&batch.entries, batch.tail_id) {
+                Some(last) => after = last,
+                None => break,
+            }
+            if done {
+                break;
+            }
+        }
+        if let (Some(log), Some(el)) = (self.log.as_mut(), self.election.as_ref()) {
+            log.prev_id = el.m.last_id();
+        }
+        tracing::info!(shard = self.id, applied = after, "engine rebuilt from the log");
+        self.send_facts();
+        if self.replica.as_ref().is_some_and(|r| r.stopped.is_none()) {
+            self.spawn_tail(after);
+        }
+    }
+
+    /// Carries out the lease machine's actions. True if the engine was replaced (the
+    /// node stepped down): whatever batch is being gathered belongs to dropped clients.
+    async fn run_actions(&mut self) -> bool {
+        let mut replaced = false;
+        while let Some(a) = self.pending.pop_front() {
+            match a {
+                Action::AppendRenewal { token, prev_id, epoch, lease_ms } => self.send_lease_entry(Kind::LeaseRenewal, token, prev_id, epoch, lease_ms),
+                Action::AppendClaim { token, prev_id, epoch, lease_ms } => {
+                    let applied = self.replica.as_ref().filter(|r| r.stopped.is_none()).map(|r| r.applied);
+                    if applied != Some(prev_id) {
+                        // The engine must hold exactly what the claim says was read.
+                        tracing::warn!(shard = self.id, prev_id, ?applied, "not claiming: the engine is not at the claim's position");
+                        if let Some(el) = self.election.as_mut() {
+                            let now = el.now();
+                            self.pending.extend(el.m.handle(Event::AppendFailed { token, now_ms: now }));
+                        }
+                        continue;
+                    }
+                    tracing::info!(shard = self.id, prev_id, epoch, "claiming the shard: the primary's lease has run out");
+                    self.send_lease_entry(Kind::LeaderClaim, token, prev_id, epoch, lease_ms);
+                }
+                Action::BecomePrimary { epoch, last_id } => self.become_primary(epoch, last_id),
+                Action::StepDown { reason, resume_after } => {
+                    self.step_down(reason, resume_after).await;
+                    replaced = true;
+                }
+                Action::ClaimLost { resume_after } => tracing::info!(shard = self.id, resume_after, "claim lost; staying a replica"),
+                Action::ServeReads(on) => tracing::debug!(shard = self.id, on, "serving reads as primary"),
+                Action::Stopped => tracing::error!(shard = self.id, "the log needs a newer build: this node stopped applying and takes no part in elections"),
+            }
+        }
+        replaced
+    }
+
+    /// Sends a renewal or a claim (the machine allows one append in flight in all).
+    fn send_lease_entry(&mut self, kind: Kind, token: AppendToken, prev_id: u64, epoch: u64, lease_ms: u64) {
+        let (Some((api, name)), Some(el)) = (self.source.clone(), self.election.as_mut()) else { return };
+        if self.inflight.is_some() {
+            // Cannot happen: every append goes through the machine. Never send two.
+            tracing::error!(shard = self.id, "lease append while another is in flight; skipped");
+            let now = el.now();
+            self.pending.extend(el.m.handle(Event::AppendFailed { token, now_ms: now }));
+            return;
+        }
+        let entry = NewEntry::new(kind, LeasePayload { node: el.node.clone(), lease_ms }.encode());
+        let task = tokio::spawn(durable::append_settled(api, name, prev_id, epoch, vec![entry]));
+        self.inflight = Some(Inflight { task, last_seq: 0, token: Some(token) });
+    }
+
+    /// The claim landed: the engine already holds everything before it.
+    fn become_primary(&mut self, epoch: u64, last_id: u64) {
+        let Some((api, name)) = self.source.clone() else { return };
+        let node = self.election.as_ref().map(|e| e.node.clone()).unwrap_or_default();
+        self.stop_tail();
+        self.replica = None;
+        self.tracker.reset();
+        self.queued.clear();
+        self.log = Some(ShardLog { api, name, node, prev_id: last_id, epoch });
+        tracing::warn!(shard = self.id, epoch, last_id, "this node is now the primary");
+        self.send_facts();
+    }
+
+    /// Deposed, or the lease lapsed: stop serving at once (held replies fail, clients are
+    /// dropped), and rejoin as a replica rebuilt from the log, since memory may hold
+    /// effects of appends that never landed. No claim: only an election makes a leader.
+    async fn step_down(&mut self, reason: StepDownReason, resume_after: u64) {
+        tracing::warn!(shard = self.id, ?reason, resume_after, "stepping down: no longer the primary");
+        let why = match reason {
+            StepDownReason::Deposed => "another node now leads the shard",
+            StepDownReason::LeaseExpired => "its lease as primary lapsed",
+            StepDownReason::FormatTooNew => "the log holds entries of a newer format",
+        };
+        let msg = format!("-ERR write outcome unknown: this node stopped being the primary ({why}); reconnect and retry\r\n");
+        self.fail_everything(msg.as_bytes());
+        self.tracker.reset();
+        self.queued.clear();
+        self.log = None;
+        self.replica = Some(ReplicaState { primary: String::new(), applied: 0, stopped: None });
+        self.reload_engine().await;
     }
 }

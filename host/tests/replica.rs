@@ -36,6 +36,7 @@ fn start_pair() -> Pair {
                 log: Some(log),
                 node: "n".into(),
                 replica_of,
+                lease_ms: None,
             };
             let p = server::start(opts(LogHandle::Embedded(log.clone()), None)).await.unwrap();
             let r = server::start(opts(LogHandle::Embedded(log.clone()), Some(p.addr.to_string()))).await.unwrap();

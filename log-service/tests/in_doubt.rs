@@ -19,43 +19,60 @@ async fn terminated_sync_rep_wait_is_settled_as_landed() {
     pg.psql("ALTER SYSTEM SET synchronous_standby_names = 'nobody'");
     pg.psql("SELECT pg_reload_conf()");
 
-    let c = core.clone();
-    let entries: Vec<NewEntry> = (0..3).map(|i| NewEntry::data(vec![i; 16])).collect();
-    let sent = entries.clone();
-    let append = tokio::spawn(async move { c.append("s", AppendRequest { prev_id: 0, epoch: 1, prev_checksum: None, entries }).await });
-
-    // Wait until the append is parked in the sync-rep wait, then kill that backend.
-    let mut killed = false;
-    for _ in 0..600 {
-        let pid = pg.psql("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' LIMIT 1");
-        if !pid.is_empty() {
-            pg.psql(&format!("SELECT pg_terminate_backend({pid})"));
-            killed = true;
-            break;
+    // pg_reload_conf only signals: the checkpointer turns synchronous replication on a
+    // little later, and an append committed before that never waits. Such an append just
+    // lands; try again at the new tail until one parks in the sync-rep wait.
+    let mut prev_id = 0u64;
+    let mut landed_before = 0usize;
+    let mut attempt = 0u8;
+    let (append, sent) = loop {
+        attempt += 1;
+        assert!(attempt < 50, "the append never waited for synchronous replication");
+        let c = core.clone();
+        let entries: Vec<NewEntry> = (0..3).map(|i| NewEntry::data(vec![i + 10 * attempt; 16])).collect();
+        let sent = entries.clone();
+        let append = tokio::spawn(async move { c.append("s", AppendRequest { prev_id, epoch: 1, prev_checksum: None, entries }).await });
+        // Wait until the append is parked in the sync-rep wait, then kill that backend.
+        let mut killed = false;
+        for _ in 0..100 {
+            if append.is_finished() {
+                break;
+            }
+            let pid = pg.psql("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' LIMIT 1");
+            if !pid.is_empty() {
+                pg.psql(&format!("SELECT pg_terminate_backend({pid})"));
+                killed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(killed, "the append never waited for synchronous replication");
+        if killed {
+            break (append, sent);
+        }
+        let a = append.await.expect("task").expect("an append that did not wait lands normally");
+        prev_id = a.last_id;
+        landed_before += 3;
+    };
     // Let later commits through again.
     pg.psql("ALTER SYSTEM RESET synchronous_standby_names");
     pg.psql("SELECT pg_reload_conf()");
 
     let a = append.await.expect("task").expect("the in-doubt append settles as landed");
-    assert_eq!((a.first_id, a.last_id), (1, 3));
+    assert_eq!((a.first_id, a.last_id), (prev_id + 1, prev_id + 3));
     assert!(
         metrics.render().contains("memoria_log_in_doubt_total{outcome=\"landed\"} 1"),
         "the append was not settled through the in-doubt path"
     );
     let all = common::read_all(&core, "s").await;
-    assert_eq!(all.len(), 3, "written exactly once");
-    assert!(all.iter().zip(&sent).all(|(e, s)| e.payload == s.payload));
+    assert_eq!(all.len(), landed_before + 3, "written exactly once");
+    assert!(all[landed_before..].iter().zip(&sent).all(|(e, s)| e.payload == s.payload));
 
     // The writer carries on from the settled tail.
     let next = core
         .append("s", AppendRequest { prev_id: a.last_id, epoch: 1, prev_checksum: Some(a.checksum), entries: vec![NewEntry::data(&b"next"[..])] })
         .await
         .expect("append after settlement");
-    assert_eq!(next.first_id, 4);
+    assert_eq!(next.first_id, a.last_id + 1);
     core.verify("s").await.expect("chain verifies");
 }
 

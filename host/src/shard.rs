@@ -628,12 +628,7 @@ impl Shard {
     /// The append in flight finished.
     async fn appended(&mut self, last_seq: u64, token: Option<AppendToken>, r: Result<Appended, LogError>) {
         if let (Some(el), Some(token)) = (self.election.as_mut(), token) {
-            let now = el.now();
-            let ev = match &r {
-                Ok(a) => Event::AppendAcked { token, last_id: a.last_id, now_ms: now },
-                Err(LogError::Conflict { tail_id, tail_epoch, .. }) => Event::AppendRejected { token, tail_id: *tail_id, tail_epoch: *tail_epoch, now_ms: now },
-                Err(_) => Event::AppendFailed { token, now_ms: now },
-            };
+            let ev = append_event(token, el.now(), &r);
             self.pending.extend(el.m.handle(ev));
             // A lapsed lease or a rejection steps down here, failing every held reply.
             self.run_actions().await;
@@ -787,12 +782,7 @@ impl Shard {
         if let Some(i) = self.inflight.take() {
             let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
             if let (Some(el), Some(token)) = (self.election.as_mut(), i.token) {
-                let now = el.now();
-                let ev = match &r {
-                    Ok(a) => Event::AppendAcked { token, last_id: a.last_id, now_ms: now },
-                    Err(LogError::Conflict { tail_id, tail_epoch, .. }) => Event::AppendRejected { token, tail_id: *tail_id, tail_epoch: *tail_epoch, now_ms: now },
-                    Err(_) => Event::AppendFailed { token, now_ms: now },
-                };
+                let ev = append_event(token, el.now(), &r);
                 self.pending.extend(el.m.handle(ev));
             }
         }
@@ -917,5 +907,14 @@ impl Shard {
         self.log = None;
         self.replica = Some(ReplicaState { primary: String::new(), applied: 0, stopped: None });
         self.reload_engine().await;
+    }
+}
+
+/// What an append's outcome means to the lease machine.
+fn append_event(token: AppendToken, now_ms: u64, r: &Result<Appended, LogError>) -> Event {
+    match r {
+        Ok(a) => Event::AppendAcked { token, last_id: a.last_id, now_ms },
+        Err(LogError::Conflict { tail_id, tail_epoch, .. }) => Event::AppendRejected { token, tail_id: *tail_id, tail_epoch: *tail_epoch, now_ms },
+        Err(_) => Event::AppendFailed { token, now_ms },
     }
 }

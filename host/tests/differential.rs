@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::sync::{Mutex, OnceLock};
 
 use common::{Memoria, Raw, RedisServer};
 use proptest::prelude::*;
@@ -124,21 +123,17 @@ fn normalize(cmd: &[Vec<u8>], mut v: V) -> V {
     v
 }
 
+/// One redis-server and one Memoria per test (not in a static: statics are never
+/// dropped, and the redis-server child would outlive the test process).
 struct Servers {
     redis: RedisServer,
     memoria: Memoria,
 }
 
-fn servers() -> &'static Mutex<Servers> {
-    static S: OnceLock<Mutex<Servers>> = OnceLock::new();
-    S.get_or_init(|| Mutex::new(Servers { redis: RedisServer::start(&[]), memoria: Memoria::start() }))
-}
-
 /// A command for client 0 or client 1 (two connections per server, for WATCH races).
 type Step = (u8, Vec<Vec<u8>>);
 
-fn run_case(steps: &[Step]) -> Result<(), TestCaseError> {
-    let s = servers().lock().unwrap_or_else(|e| e.into_inner());
+fn run_case(s: &Servers, steps: &[Step]) -> Result<(), TestCaseError> {
     let mut r = [Raw::connect(s.redis.port), Raw::connect(s.redis.port)];
     let mut m = [Raw::connect(s.memoria.port), Raw::connect(s.memoria.port)];
     for c in [&mut r[0], &mut m[0]] {
@@ -395,8 +390,9 @@ fn cases() -> u32 {
 }
 
 fn run_family(strategy: BoxedStrategy<Vec<Step>>) {
+    let servers = Servers { redis: RedisServer::start(&[]), memoria: Memoria::start() };
     let mut runner = TestRunner::new(Config { cases: cases(), failure_persistence: None, ..Config::default() });
-    let result = runner.run(&strategy, |steps| run_case(&steps));
+    let result = runner.run(&strategy, |steps| run_case(&servers, &steps));
     if let Err(e) = result {
         panic!("{e}");
     }

@@ -37,12 +37,19 @@ fn start_node(dir: &std::path::Path, port: u16) -> Node {
 }
 
 impl Node {
-    fn kill9(mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
+    fn kill9(self) {
+        // Drop sends SIGKILL.
     }
     fn stop(mut self) {
         unsafe_sigterm(self.child.id());
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Node {
+    /// A failing assertion must not leave the node running after the test.
+    fn drop(&mut self) {
+        let _ = self.child.kill(); // SIGKILL (a no-op once it has exited)
         let _ = self.child.wait();
     }
 }

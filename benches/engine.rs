@@ -36,17 +36,6 @@ fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// xorshift64*: deterministic key choice.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
 fn key(i: u64) -> String {
     format!("key:{i:012}")
 }
@@ -104,17 +93,18 @@ impl Op {
 /// The same stream of STREAM random-key commands, cut into batches of `size`: every batch
 /// size touches the same keys, so cache behaviour does not differ between sizes.
 fn workload(op: Op, size: usize, keys: u64) -> Vec<Vec<u8>> {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ op as u64);
+    // Deterministic key choice, with the engine's own PRNG.
+    let mut rng = memoria_core::util::Rng::new(0x9e37_79b9_7f4a_7c15 ^ op as u64);
     let mut cmd = Vec::new();
     (0..STREAM / size)
         .map(|_| {
             let mut b = BatchWriter::new();
             for j in 0..size {
-                let k = rng.next() % keys;
+                let k = rng.next_u64() % keys;
                 cmd.clear();
                 match op {
                     Op::Get => memoria_core::resp::encode_command(&mut cmd, &[&b"GET"[..], key(k).as_bytes()]),
-                    Op::Set => memoria_core::resp::encode_command(&mut cmd, &[&b"SET"[..], key(k).as_bytes(), &value(rng.next())]),
+                    Op::Set => memoria_core::resp::encode_command(&mut cmd, &[&b"SET"[..], key(k).as_bytes(), &value(rng.next_u64())]),
                 }
                 b.record(batch::REC_COMMAND, 1 + j as u64 % CLIENTS, &cmd);
             }

@@ -12,7 +12,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use memoria_log::{AppendRequest, CoreOptions, LogClient, LogCore, NewEntry, PgConfig};
+use memoria_log::{AppendRequest, CoreOptions, LogApi, LogClient, LogCore, NewEntry, PgConfig};
 
 const BATCHES: [usize; 3] = [1, 16, 128];
 const APPENDERS: [usize; 3] = [1, 8, 32];
@@ -118,7 +118,9 @@ async fn matrix(name: &str, tag: &str, core: &LogCore, a: &Args) {
 /// Tail wake-up: a reader long-polls; the writer appends one entry at a time. Latency is
 /// from the writer's acknowledgement to the reader holding the entry (0 when the reader
 /// got it first: both learn of the commit independently).
-async fn tail_in_core(name: &str, writer: LogCore, reader: LogCore, rounds: usize) {
+/// Tail wake-up latency: a reader long-polls (in-process core or HTTP client, through
+/// the same `LogApi`) while the writer appends one entry at a time.
+async fn tail_latency<L: LogApi + Clone + 'static>(name: &str, writer: L, reader: L, rounds: usize) {
     let log = format!("{name}-tail");
     writer.create(&log).await.expect("create");
     let mut lat = Vec::with_capacity(rounds);
@@ -133,34 +135,6 @@ async fn tail_in_core(name: &str, writer: LogCore, reader: LogCore, rounds: usiz
             Instant::now()
         });
         tokio::time::sleep(Duration::from_millis(3)).await; // let the reader park
-        let a = writer
-            .append(&log, AppendRequest { prev_id: prev, epoch: 1, prev_checksum: None, entries: vec![NewEntry::data(vec![1; 100])] })
-            .await
-            .expect("append");
-        let acked = Instant::now();
-        prev = a.last_id;
-        let got = waiter.await.expect("reader");
-        lat.push(got.saturating_duration_since(acked).as_secs_f64() * 1e3);
-    }
-    lat.sort_by(f64::total_cmp);
-    println!("| {name} | {rounds} | {:.3} | {:.3} |", pct(&lat, 0.5), pct(&lat, 0.99));
-}
-
-async fn tail_over_http(name: &str, writer: LogClient, reader: LogClient, rounds: usize) {
-    let log = format!("{name}-tail");
-    writer.create(&log).await.expect("create");
-    let mut lat = Vec::with_capacity(rounds);
-    let mut prev = 0;
-    for _ in 0..rounds {
-        let r = reader.clone();
-        let l = log.clone();
-        let after = prev;
-        let waiter = tokio::spawn(async move {
-            let b = r.read(&l, after, 10, Duration::from_secs(10)).await.expect("read");
-            assert!(!b.entries.is_empty(), "long-poll returned nothing");
-            Instant::now()
-        });
-        tokio::time::sleep(Duration::from_millis(3)).await;
         let a = writer.append(&log, prev, 1, vec![NewEntry::data(vec![1; 100])]).await.expect("append");
         let acked = Instant::now();
         prev = a.last_id;
@@ -225,7 +199,7 @@ fn main() {
             let core = LogCore::open_sqlite(dir.path().join("bench.db")).await.expect("sqlite");
             matrix("SQLite (WAL, synchronous=FULL)", "sqlite", &core, &a).await;
             println!("\n| tail wake-up | rounds | p50 ms | p99 ms |\n|---|---:|---:|---:|");
-            tail_in_core("sqlite-in-process", core.clone(), core, 300).await;
+            tail_latency("sqlite-in-process", core.clone(), core, 300).await;
         }
         if a.only.iter().any(|o| o == "pg") {
             let pg = common::PgInstance::start();
@@ -233,7 +207,7 @@ fn main() {
             matrix("PostgreSQL single", "pg", &core, &a).await;
             let other = pg_core(pg.config()).await;
             println!("\n| tail wake-up | rounds | p50 ms | p99 ms |\n|---|---:|---:|---:|");
-            tail_in_core("pg-single-cross-instance", core, other, 300).await;
+            tail_latency("pg-single-cross-instance", core, other, 300).await;
         }
         if a.only.iter().any(|o| o == "pg3az") {
             let az = common::Pg3Az::up();
@@ -244,8 +218,8 @@ fn main() {
             http_cell("pg3az", &clients, a.secs, a.payload).await;
             println!("\n| tail wake-up | rounds | p50 ms | p99 ms |\n|---|---:|---:|---:|");
             let other = pg_core(PgConfig::new(az.pg_hosts(), "postgres", "memoria")).await;
-            tail_in_core("pg3az-cross-instance", core, other, 300).await;
-            tail_over_http("pg3az-http-az1-to-az2", clients[0].clone(), clients[1].clone(), 300).await;
+            tail_latency("pg3az-cross-instance", core, other, 300).await;
+            tail_latency("pg3az-http-az1-to-az2", clients[0].clone(), clients[1].clone(), 300).await;
         }
     });
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use common::{Memoria, Raw, RedisServer};
 use memoria_core::resp::Limits;
+use memoria_core::util::Rng;
 use memoria_host::conn::ConnLimits;
 
 // ---------------------------------------------------------------------------------------
@@ -88,20 +89,6 @@ fn mask_client_id(b: &[u8]) -> Vec<u8> {
 
 fn show(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-/// A tiny deterministic PRNG (xorshift64*), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -357,8 +344,8 @@ fn garbage(rng: &mut Rng) -> Vec<u8> {
     let parts = 1 + rng.below(6);
     for _ in 0..parts {
         match rng.below(8) {
-            0 => g.extend_from_slice(format!("*{}\r\n", rng.next() as i64 % 5_000_000_000).as_bytes()),
-            1 => g.extend_from_slice(format!("${}\r\n", rng.next() as i64 % 5_000_000_000).as_bytes()),
+            0 => g.extend_from_slice(format!("*{}\r\n", rng.next_u64() as i64 % 5_000_000_000).as_bytes()),
+            1 => g.extend_from_slice(format!("${}\r\n", rng.next_u64() as i64 % 5_000_000_000).as_bytes()),
             2 => g.extend_from_slice(CLOSING_CASES[rng.below(CLOSING_CASES.len() as u64) as usize]),
             3 => g.extend_from_slice(OPEN_CASES[rng.below(OPEN_CASES.len() as u64) as usize]),
             4 => {
@@ -384,7 +371,7 @@ fn garbage_from_one_client_does_not_disturb_another() {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stop2 = stop.clone();
     let vandal = std::thread::spawn(move || {
-        let mut rng = Rng(0x5eed_0123_4567_89ab);
+        let mut rng = Rng::new(0x5eed_0123_4567_89ab);
         let mut rounds = 0u32;
         while rounds < 300 || !stop2.load(std::sync::atomic::Ordering::Relaxed) {
             rounds += 1;

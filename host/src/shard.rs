@@ -652,20 +652,11 @@ impl Shard {
                 Ok(_) => {
                     // Past the lease: nothing may be acknowledged any more.
                     self.fail_everything(b"-ERR write outcome unknown: this node's lease as primary lapsed before the log acknowledged it; reconnect and retry\r\n");
-                    self.tracker.reset();
-                    self.queued.clear();
                 }
-                Err(e) => {
-                    // A data append that did not land (or could not be settled): the
-                    // engine holds writes the log does not. Still the leader: rebuild
-                    // from the log without claiming again.
-                    tracing::error!(shard = self.id, error = %e, "log append failed; failing held replies and rebuilding from the log");
-                    let msg = format!("-ERR write not durable: the log refused it ({e}); reconnect and retry\r\n");
-                    self.fail_everything(msg.as_bytes());
-                    self.tracker.reset();
-                    self.queued.clear();
-                    self.reload_engine().await;
-                }
+                // A data append that did not land (or could not be settled): the engine
+                // holds writes the log does not. Still the leader: `rebuild` reloads from
+                // the log without claiming again.
+                Err(e) => self.log_failed(e).await,
             }
             return;
         }
@@ -709,12 +700,14 @@ impl Shard {
         tracing::error!(shard = self.id, error = %e, fenced, "log append failed; failing held replies and rebuilding from the log");
         let msg = format!("-ERR write not durable: the log refused it ({e}); reconnect and retry\r\n");
         self.fail_everything(msg.as_bytes());
-        self.tracker.reset();
-        self.queued.clear();
         self.rebuild().await;
     }
 
+    /// Abandons everything not yet durable: every held reply fails with `msg`, every
+    /// client is dropped, and the tracker and queued effects are forgotten.
     fn fail_everything(&mut self, msg: &[u8]) {
+        self.tracker.reset();
+        self.queued.clear();
         let held: Vec<(u64, VecDeque<Held>)> = self.held.drain().collect();
         for (id, q) in held {
             let n = q.len();
@@ -770,8 +763,6 @@ impl Shard {
     async fn crashed(&mut self, e: crate::wasm::EngineError) {
         tracing::error!(shard = self.id, error = %e, "engine trapped; rebuilding the shard's engine");
         self.fail_everything(b"-ERR shard engine crashed while running this batch; reconnect\r\n");
-        self.tracker.reset();
-        self.queued.clear();
         self.rebuild().await;
     }
 
@@ -902,8 +893,6 @@ impl Shard {
         };
         let msg = format!("-ERR write outcome unknown: this node stopped being the primary ({why}); reconnect and retry\r\n");
         self.fail_everything(msg.as_bytes());
-        self.tracker.reset();
-        self.queued.clear();
         self.log = None;
         self.replica = Some(ReplicaState { primary: String::new(), applied: 0, stopped: None });
         self.reload_engine().await;

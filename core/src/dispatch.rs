@@ -91,6 +91,16 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     // A replica takes writes only from its primary's log.
     if ctx.st.replica_mode && !ctx.st.applying && cmd.is_write() {
+        // Cluster mode sends a keyed write to the primary, as a Redis Cluster replica does.
+        let mut keys = Vec::new();
+        cmd.key_indexes(argv.len(), &mut keys);
+        if let (Some(&k), true) = (keys.first(), crate::cluster::enabled(ctx))
+            && let Some(primary) = crate::cluster::primary_addr(ctx)
+        {
+            let slot = crate::cluster::key_slot(argv[k]);
+            reject(ctx, &format!("MOVED {slot} {primary}"));
+            return;
+        }
         reject(ctx, "READONLY You can't write against a read only replica.");
         return;
     }

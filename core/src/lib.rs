@@ -26,6 +26,7 @@ pub mod table;
 pub mod util;
 
 // Command families, one file each (like Redis's t_*.c).
+pub mod cluster;
 pub mod connection;
 pub mod keyspace;
 pub mod multi;

@@ -69,6 +69,26 @@ pub fn role(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     }
 }
 
+/// WAIT numreplicas timeout. The engine checks the arguments and answers as a server
+/// without replicas would (0); a host with a log holds the reply and answers with the
+/// number of replicas that have applied the caller's writes (it recognises a WAIT whose
+/// reply is an integer).
+pub fn wait(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if ctx.st.replica_mode {
+        ctx.err("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+        return;
+    }
+    if crate::util::parse_i64(argv[1]).is_none() {
+        ctx.not_integer();
+        return;
+    }
+    match crate::util::parse_i64(argv[2]) {
+        None => ctx.err("ERR timeout is not an integer or out of range"),
+        Some(t) if t < 0 => ctx.err("ERR timeout is negative"),
+        Some(_) => ctx.reply.int(0),
+    }
+}
+
 pub fn time(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let us = ctx.st.now_us;
     ctx.reply.array(2);

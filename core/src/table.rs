@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{connection as conn, keyspace as keys, multi, server, t_hash as hash, t_string as string};
+use crate::{cluster, connection as conn, keyspace as keys, multi, server, t_hash as hash, t_string as string};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -206,6 +206,19 @@ pub static OBJECT_SUBCOMMANDS: [CommandSpec; 5] = [
     cmd!("object|help", 2, LOADING | STALE, NK, "generic", "6.2.0", "Returns helpful text about the different subcommands.", keys::object_help),
 ];
 
+pub static CLUSTER_SUBCOMMANDS: [CommandSpec; 10] = [
+    cmd!("cluster|info", 2, STALE, NK, "cluster", "3.0.0", "Returns information about the state of a node.", cluster::info),
+    cmd!("cluster|slots", 2, LOADING | STALE, NK, "cluster", "3.0.0", "Returns the mapping of cluster slots to nodes.", cluster::slots),
+    cmd!("cluster|shards", 2, LOADING | STALE, NK, "cluster", "7.0.0", "Returns the mapping of cluster slots to shards.", cluster::shards),
+    cmd!("cluster|nodes", 2, STALE, NK, "cluster", "3.0.0", "Returns the cluster configuration for a node.", cluster::nodes_cmd),
+    cmd!("cluster|myid", 2, STALE, NK, "cluster", "3.0.0", "Returns the ID of a node.", cluster::myid),
+    cmd!("cluster|myshardid", 2, STALE, NK, "cluster", "7.2.0", "Returns the shard ID of a node.", cluster::myshardid),
+    cmd!("cluster|keyslot", 3, STALE, NK, "cluster", "3.0.0", "Returns the hash slot for a key.", cluster::keyslot),
+    cmd!("cluster|countkeysinslot", 3, STALE, NK, "cluster", "3.0.0", "Returns the number of keys in a hash slot.", cluster::countkeysinslot),
+    cmd!("cluster|getkeysinslot", 4, STALE, NK, "cluster", "3.0.0", "Returns the key names in a hash slot.", cluster::getkeysinslot),
+    cmd!("cluster|help", 2, LOADING | STALE, NK, "cluster", "5.0.0", "Returns helpful text about the different subcommands.", cluster::help),
+];
+
 pub static COMMANDS: &[CommandSpec] = &[
     // connection
     cmd!("ping", -1, FAST, NK, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
@@ -225,6 +238,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("flushall", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from all databases.", server::flushall),
     cmd!("time", 1, LOADING | STALE | FAST, NK, "server", "2.6.0", "Returns the server time.", server::time),
     cmd!("role", 1, NOSCRIPT | LOADING | STALE | FAST, NK, "server", "2.8.12", "Returns the replication role.", server::role),
+    cmd!("wait", 3, NOSCRIPT, NK, "generic", "3.0.0", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", server::wait),
+    container!("cluster", -2, "cluster", "3.0.0", "A container for Redis Cluster commands.", &CLUSTER_SUBCOMMANDS),
     cmd!("lastsave", 1, LOADING | STALE | FAST, NK, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
     // generic keyspace
     cmd!("del", -2, W, KALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del),

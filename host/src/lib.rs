@@ -5,5 +5,7 @@ pub mod durable;
 pub mod lease;
 pub mod server;
 pub mod shard;
+pub mod supervisor;
 pub mod tracker;
+pub mod wait;
 pub mod wasm;

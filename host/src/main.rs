@@ -38,6 +38,26 @@ struct NodeArgs {
 }
 
 #[derive(clap::Args, Clone)]
+struct UpArgs {
+    #[command(flatten)]
+    node: NodeArgs,
+    /// Replicas per shard (each node is its own process; one more node is the primary).
+    #[arg(long, default_value_t = 1)]
+    replicas: usize,
+    /// First port of the nodes themselves (default: --port + 1); --port leads to the
+    /// current primary.
+    #[arg(long)]
+    node_port_base: Option<u16>,
+    /// Lease of the shard's primary, in ms (failover takes a little more than this).
+    #[arg(long, default_value_t = 2000)]
+    lease_ms: u64,
+    /// One process with the log embedded in it, no replicas and no failover (the
+    /// shortest write path; benchmarks).
+    #[arg(long, conflicts_with = "replicas")]
+    single_process: bool,
+}
+
+#[derive(clap::Args, Clone)]
 struct ServerArgs {
     #[command(flatten)]
     node: NodeArgs,
@@ -61,12 +81,17 @@ struct ServerArgs {
     /// failover off: a node started without --replica-of leads for good.
     #[arg(long, default_value_t = 2000)]
     lease_ms: u64,
+    /// Cluster mode: answer CLUSTER SLOTS/SHARDS/NODES and redirect writes sent to a
+    /// replica to the primary with -MOVED (`memoria up` runs its nodes so).
+    #[arg(long)]
+    cluster: bool,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Start Memoria on this machine (embedded default: the log in SQLite under --data-dir).
-    Up(NodeArgs),
+    /// Start Memoria on this machine: the log in SQLite under --data-dir, one primary and
+    /// --replicas replicas, each its own process, and --port leading to the primary.
+    Up(UpArgs),
     /// Run one node against a remote log service (the three-AZ shape).
     Server(ServerArgs),
 }
@@ -104,6 +129,7 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
         node,
         replica_of: a.replica_of.clone(),
         lease_ms: (a.lease_ms > 0).then_some(a.lease_ms),
+        cluster: a.cluster,
     };
     let srv = server::start(opts).await?;
     let role = match (&a.replica_of, a.lease_ms) {
@@ -119,7 +145,29 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn up(a: NodeArgs) -> anyhow::Result<()> {
+async fn up(u: UpArgs) -> anyhow::Result<()> {
+    if u.node.in_memory || u.single_process {
+        return up_single(u.node).await;
+    }
+    let a = &u.node;
+    let node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string()];
+    if u.lease_ms == 0 {
+        anyhow::bail!("--lease-ms must be positive: the nodes elect their primary through the log");
+    }
+    let opts = memoria_host::supervisor::UpOptions {
+        bind: a.bind.clone(),
+        port: a.port,
+        node_port_base: u.node_port_base.unwrap_or(a.port.wrapping_add(1)),
+        data_dir: a.data_dir.clone().into(),
+        replicas: u.replicas,
+        lease_ms: u.lease_ms,
+        node_args,
+    };
+    memoria_host::supervisor::run(opts, shutdown_signal()).await
+}
+
+/// `memoria up --single-process` (the log embedded, one node) or `--in-memory` (no log).
+async fn up_single(a: NodeArgs) -> anyhow::Result<()> {
     let limits = limits_of(&a);
     let log = if a.in_memory {
         None
@@ -131,7 +179,7 @@ async fn up(a: NodeArgs) -> anyhow::Result<()> {
         Some(memoria_log::LogHandle::Embedded(core))
     };
     let node = format!("{}:{}", a.bind, a.port);
-    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None }).await?;
+    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None, cluster: false }).await?;
     println!("memoria {} listening on {} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr);
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");

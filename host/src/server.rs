@@ -30,6 +30,9 @@ pub struct ServerOptions {
     /// deposed. `None`: a primary leads for good (`memoria up`, a single node) and a
     /// replica never takes over.
     pub lease_ms: Option<u64>,
+    /// Cluster mode: answer CLUSTER SLOTS/SHARDS/NODES (this shard and the nodes tailing
+    /// its log) and send writes that reach a replica to the primary with -MOVED.
+    pub cluster: bool,
 }
 
 pub struct RunningServer {
@@ -111,7 +114,8 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
         (None, Some(_)) => anyhow::bail!("a replica needs a log to follow"),
         (None, None) => shard::Role::Primary(None),
     };
-    let (shard, shard_task) = shard::spawn(0, factory, engine, role, election, facts);
+    let me = shard::Identity { node: opts.node.clone(), cluster: opts.cluster };
+    let (shard, shard_task) = shard::spawn(0, factory, engine, role, election, facts, me);
     let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits });
     let accept_task = tokio::spawn(async move {
         loop {

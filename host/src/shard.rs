@@ -48,7 +48,13 @@ pub enum ShardMsg {
     Disconnect { id: u64 },
     /// Replicas: one read of the shard's log by tail task `gen`: its entries, in order
     /// (none when a long poll found nothing new), and the log's tail id at that read.
-    Apply { generation: u64, entries: Vec<memoria_log::Entry>, tail_id: u64 },
+    /// `applied` is answered once they are in the engine: the tail task reads on only
+    /// then, so the position it reports to the log service is what this node has applied.
+    Apply { generation: u64, entries: Vec<memoria_log::Entry>, tail_id: u64, applied: Option<oneshot::Sender<()>> },
+    /// A WAIT of `client` found `count` replicas.
+    WaitDone { client: u64, token: u64, count: i64 },
+    /// Cluster mode: the nodes tailing the shard's log, as the log service saw them.
+    Peers(Vec<memoria_log::ReaderInfo>),
     /// Test hook: the shard stops (like a SIGSTOP'd process) until `until` resolves or is
     /// dropped. Its append and tail tasks keep running; it sees their results on resuming.
     #[doc(hidden)]
@@ -102,7 +108,15 @@ fn now_us() -> i64 {
 
 /// Starts the shard as a task on the current runtime. `engine` is already recovered from
 /// `log` when there is one.
-pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts) -> (ShardHandle, JoinHandle<()>) {
+/// What a shard tells about itself and its peers.
+pub struct Identity {
+    /// This node's name in the log (its `host:port` under `memoria up`).
+    pub node: String,
+    /// Cluster mode: CLUSTER SLOTS/SHARDS/NODES and -MOVED for writes sent to a replica.
+    pub cluster: bool,
+}
+
+pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts, me: Identity) -> (ShardHandle, JoinHandle<()>) {
     let (tx, rx) = unbounded_channel();
     let self_tx = tx.downgrade();
     let (log, replica, source) = match role {
@@ -144,7 +158,16 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             election,
             pending,
             freeze: None,
+            node: me.node,
+            wait_seq: 0,
+            cluster: me.cluster.then(|| ClusterView { peers: Vec::new() }),
+            peers_task: None,
         };
+        if s.cluster.is_some()
+            && let Some((api, name)) = s.source.clone()
+        {
+            s.peers_task = Some(tokio::spawn(watch_peers(api, name, s.self_tx.clone())));
+        }
         s.send_facts();
         if let Some(rep) = s.replica.as_ref() {
             let after = rep.applied;
@@ -152,6 +175,9 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
         }
         s.run(rx).await;
         if let Some(t) = s.tail.take() {
+            t.abort();
+        }
+        if let Some(t) = s.peers_task.take() {
             t.abort();
         }
     });
@@ -170,6 +196,16 @@ struct Held {
     need: u64,
     data: Vec<u8>,
     close: bool,
+    /// A WAIT: once `need` is durable, it waits for replicas before its reply (and every
+    /// later reply of the client) goes out.
+    wait: Option<HeldWait>,
+}
+
+struct HeldWait {
+    req: crate::wait::WaitRequest,
+    /// Distinguishes this WAIT's answer from a stale one.
+    token: u64,
+    started: bool,
 }
 
 /// The append in flight: its task, the last tracker sequence it makes durable (0 for a
@@ -207,17 +243,21 @@ fn entry_kind(k: Kind) -> EntryKind {
 /// Replicas read the log, never the primary: long-poll the shard log and hand every read
 /// to the shard task, in order (empty ones too: they tell the lease machine it is at the
 /// tail).
-async fn tail_log(api: LogHandle, name: String, mut after: u64, generation: u64, shard: WeakUnboundedSender<ShardMsg>) {
+async fn tail_log(api: LogHandle, name: String, reader: String, mut after: u64, generation: u64, shard: WeakUnboundedSender<ShardMsg>) {
     loop {
-        match api.read(&name, after, 1000, Duration::from_secs(1)).await {
+        match api.read_as(&name, after, 1000, Duration::from_secs(1), &reader).await {
             Ok(b) => {
                 if let Some(last) = b.entries.last() {
                     after = last.id;
                 }
                 let Some(tx) = shard.upgrade() else { return };
-                if tx.send(ShardMsg::Apply { generation, entries: b.entries, tail_id: b.tail_id }).is_err() {
+                let (done, applied) = oneshot::channel();
+                if tx.send(ShardMsg::Apply { generation, entries: b.entries, tail_id: b.tail_id, applied: Some(done) }).is_err() {
                     return;
                 }
+                drop(tx);
+                // A dropped answer means the shard is gone or moved on; either way go on.
+                let _ = applied.await;
             }
             Err(e) => {
                 tracing::warn!(error = %e, "reading the log failed; retrying");
@@ -270,9 +310,67 @@ struct Shard {
     /// Its actions not yet carried out.
     pending: VecDeque<Action>,
     freeze: Option<oneshot::Receiver<()>>,
+    /// This node's name in the log.
+    node: String,
+    /// WAITs started (their tokens).
+    wait_seq: u64,
+    /// Cluster mode: who else serves the shard.
+    cluster: Option<ClusterView>,
+    peers_task: Option<JoinHandle<()>>,
+}
+
+struct ClusterView {
+    peers: Vec<memoria_log::ReaderInfo>,
+}
+
+/// A reader silent for longer than this is not listed as a replica (a live replica
+/// long-polls the log every second).
+const PEER_IDLE_MS: u64 = 3000;
+
+/// Cluster mode: learns every second which nodes tail the shard's log (the replicas).
+async fn watch_peers(api: LogHandle, name: String, shard: WeakUnboundedSender<ShardMsg>) {
+    loop {
+        if let Ok(mut peers) = api.readers(&name).await {
+            peers.retain(|p| p.idle_ms < PEER_IDLE_MS);
+            let Some(tx) = shard.upgrade() else { return };
+            if tx.send(ShardMsg::Peers(peers)).is_err() {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 impl Shard {
+    fn node_name(&self) -> String {
+        self.node.clone()
+    }
+
+    /// Cluster facts for REC_ROLE: this node, the primary, then the replicas.
+    fn cluster_lines(&self, t: &mut String) {
+        let Some(c) = self.cluster.as_ref() else { return };
+        t.push_str("cluster_enabled:1\n");
+        t.push_str(&format!("cluster_myself:{}\n", self.node));
+        let primary = match (&self.replica, &self.log) {
+            (Some(r), _) => (!r.primary.is_empty()).then(|| (r.primary.clone(), 0u64)),
+            (None, Some(l)) => Some((self.node.clone(), l.prev_id)),
+            (None, None) => Some((self.node.clone(), 0)),
+        };
+        if let Some((p, off)) = &primary {
+            t.push_str(&format!("cluster_node:{p} master {off}\n"));
+        }
+        for peer in &c.peers {
+            if primary.as_ref().is_some_and(|(p, _)| *p == peer.name) {
+                continue;
+            }
+            t.push_str(&format!("cluster_node:{} replica {}\n", peer.name, peer.applied));
+        }
+        if self.replica.is_some() && !c.peers.iter().any(|p| p.name == self.node) {
+            let applied = self.replica.as_ref().map_or(0, |r| r.applied);
+            t.push_str(&format!("cluster_node:{} replica {applied}\n", self.node));
+        }
+    }
+
     /// Gives a (new) engine its static facts and its role. The role is in force before
     /// the first client command reaches the engine, so a replica never takes a write.
     fn send_facts(&mut self) {
@@ -301,9 +399,31 @@ impl Shard {
                 self.held.remove(&id);
                 self.batch.record(batch::REC_DISCONNECT, id, b"");
             }
-            ShardMsg::Apply { generation, entries, tail_id } => {
+            ShardMsg::Apply { generation, entries, tail_id, applied } => {
                 if generation == self.tail_gen && self.replica.is_some() {
                     self.absorb(&entries, tail_id);
+                }
+                if let Some(a) = applied {
+                    let _ = a.send(());
+                }
+            }
+            ShardMsg::WaitDone { client, token, count } => {
+                if let Some(h) = self.held.get_mut(&client).and_then(|q| q.front_mut())
+                    && h.wait.as_ref().is_some_and(|w| w.token == token)
+                {
+                    h.wait = None;
+                    h.data = format!(":{count}\r\n").into_bytes();
+                    self.release();
+                    self.flush();
+                }
+            }
+            ShardMsg::Peers(p) => {
+                if let Some(c) = self.cluster.as_mut()
+                    && c.peers != p
+                {
+                    c.peers = p;
+                    // Re-announce the role (and with it the cluster's nodes) to the engine.
+                    self.reported_offset = u64::MAX;
                 }
             }
             ShardMsg::Freeze { until } => self.freeze = Some(until),
@@ -360,7 +480,8 @@ impl Shard {
     fn spawn_tail(&mut self, after: u64) {
         self.stop_tail();
         let Some((api, name)) = self.source.clone() else { return };
-        self.tail = Some(tokio::spawn(tail_log(api, name, after, self.tail_gen, self.self_tx.clone())));
+        let reader = self.node_name();
+        self.tail = Some(tokio::spawn(tail_log(api, name, reader, after, self.tail_gen, self.self_tx.clone())));
     }
 
     fn stop_tail(&mut self) {
@@ -382,6 +503,12 @@ impl Shard {
 
     /// The node's role and log offset, as REC_ROLE text.
     fn role_text(&self) -> (u64, String) {
+        let (offset, mut t) = self.base_role_text();
+        self.cluster_lines(&mut t);
+        (offset, t)
+    }
+
+    fn base_role_text(&self) -> (u64, String) {
         match (&self.replica, &self.log) {
             (Some(r), _) => {
                 let link = if r.stopped.is_some() { "down" } else { "up" };
@@ -526,6 +653,17 @@ impl Shard {
             }
             if rec.kind == batch::REC_COMMAND {
                 let close = rec.flags & batch::OUT_CLOSE != 0;
+                // A WAIT the engine accepted (an integer reply) on a primary with a log.
+                if durable && rec.reply.first() == Some(&b':')
+                    && let Some(req) = crate::wait::parse(inp.payload, &mut args)
+                {
+                    self.wait_seq += 1;
+                    let wait = HeldWait { req, token: self.wait_seq, started: false };
+                    let need = self.tracker.need_all();
+                    self.held.entry(rec.client).or_default().push_back(Held { need, data: Vec::new(), close, wait: Some(wait) });
+                    self.release();
+                    continue;
+                }
                 self.deliver(rec.client, need, rec.reply, close);
             }
         }
@@ -575,7 +713,7 @@ impl Shard {
         if need <= self.tracker.acked() && queue_empty {
             self.push_out(client, reply, close, 1);
         } else {
-            self.held.entry(client).or_default().push_back(Held { need, data: reply.to_vec(), close });
+            self.held.entry(client).or_default().push_back(Held { need, data: reply.to_vec(), close, wait: None });
         }
     }
 
@@ -676,10 +814,22 @@ impl Shard {
     fn release(&mut self) {
         let acked = self.tracker.acked();
         let ids: Vec<u64> = self.held.keys().copied().collect();
+        let mut starts = Vec::new();
         for id in ids {
             let mut ready: Vec<Held> = Vec::new();
             if let Some(q) = self.held.get_mut(&id) {
-                while q.front().is_some_and(|h| h.need <= acked) {
+                while let Some(h) = q.front_mut()
+                    && h.need <= acked
+                {
+                    if let Some(w) = h.wait.as_mut() {
+                        // The client's writes are durable: now count the replicas that
+                        // have them. Its later replies stay behind the WAIT's.
+                        if !w.started {
+                            w.started = true;
+                            starts.push((id, w.token, w.req));
+                        }
+                        break;
+                    }
                     ready.push(q.pop_front().unwrap());
                 }
                 if q.is_empty() {
@@ -690,6 +840,20 @@ impl Shard {
                 self.push_out(id, &h.data, h.close, 1);
             }
         }
+        for (id, token, req) in starts {
+            self.start_wait(id, token, req);
+        }
+    }
+
+    /// Asks the log service, in a task, how many replicas have applied everything this
+    /// primary has logged so far (which includes the waiting client's writes).
+    fn start_wait(&self, client: u64, token: u64, req: crate::wait::WaitRequest) {
+        let (Some(log), Some(tx)) = (self.log.as_ref(), self.self_tx.upgrade()) else { return };
+        let (api, name, me, target) = (log.api.clone(), log.name.clone(), self.node.clone(), log.prev_id);
+        tokio::spawn(async move {
+            let count = crate::wait::count_replicas(api, name, me, target, req).await;
+            let _ = tx.send(ShardMsg::WaitDone { client, token, count });
+        });
     }
 
     /// The log refused or lost an append. The engine holds writes that are not in the log,

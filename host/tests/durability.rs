@@ -16,9 +16,23 @@ struct Node {
     port: u16,
 }
 
+/// `memoria up` as a user runs it (the supervisor, its log, a primary and a replica as
+/// processes), or with `--single-process` (one process holding the log: kill -9 of it is
+/// a crash of everything at once).
 fn start_node(dir: &std::path::Path, port: u16) -> Node {
+    start_with(dir, port, &[])
+}
+
+fn start_single(dir: &std::path::Path, port: u16) -> Node {
+    start_with(dir, port, &["--single-process"])
+}
+
+fn start_with(dir: &std::path::Path, port: u16, extra: &[&str]) -> Node {
+    let base = common::free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
-        .args(["up", "--port", &port.to_string(), "--data-dir"])
+        .args(["up", "--port", &port.to_string(), "--node-port-base", &base.to_string()])
+        .args(extra)
+        .arg("--data-dir")
         .arg(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -125,7 +139,7 @@ fn kill9_under_load_loses_no_acknowledged_write() {
     let seen: Arc<Mutex<HashMap<String, u64>>> = Arc::new(Mutex::new(HashMap::new()));
     let mut next_index = 0u64;
     for round in 0..rounds {
-        let node = start_node(&dir, port);
+        let node = start_single(&dir, port);
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         for w in 0..6u64 {
@@ -184,7 +198,7 @@ fn kill9_under_load_loses_no_acknowledged_write() {
         next_index += 10_000_000;
 
         // Restart and check the ledger.
-        let node = start_node(&dir, port);
+        let node = start_single(&dir, port);
         let mut c = Raw::connect(port);
         let acked = acked.lock().unwrap();
         let seen = seen.lock().unwrap();

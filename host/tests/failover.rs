@@ -58,6 +58,7 @@ impl Cluster {
                         node,
                         replica_of,
                         lease_ms: Some(LEASE_MS),
+                        cluster: false,
                     };
                     let s = server::start(opts).await.unwrap();
                     started.send((s.addr.port(), s.freezer())).unwrap();

@@ -37,6 +37,7 @@ fn start_pair() -> Pair {
                 node: "n".into(),
                 replica_of,
                 lease_ms: None,
+                cluster: false,
             };
             let p = server::start(opts(LogHandle::Embedded(log.clone()), None)).await.unwrap();
             let r = server::start(opts(LogHandle::Embedded(log.clone()), Some(p.addr.to_string()))).await.unwrap();

@@ -8,7 +8,7 @@ use crate::chain::Checksum;
 use crate::client::LogClient;
 use crate::codec::{AppendRequest, ReadBatch};
 use crate::core::{LogCore, Truncated, VerifyReport};
-use crate::entry::{Appended, Head, LogInfo, NewEntry};
+use crate::entry::{Appended, Head, LogInfo, NewEntry, ReaderInfo};
 use crate::error::LogError;
 
 pub trait LogApi: Send + Sync {
@@ -23,6 +23,12 @@ pub trait LogApi: Send + Sync {
 
     /// Entries after `after`, at most `limit`, long-polling up to `wait` for the first.
     fn read(&self, log: &str, after: u64, limit: u32, wait: Duration) -> impl Future<Output = Result<ReadBatch, LogError>> + Send;
+
+    /// `read` by a named reader, which the service remembers with its position.
+    fn read_as(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: &str) -> impl Future<Output = Result<ReadBatch, LogError>> + Send;
+
+    /// The named readers of `log` the service has seen lately.
+    fn readers(&self, log: &str) -> impl Future<Output = Result<Vec<ReaderInfo>, LogError>> + Send;
 
     fn head(&self, log: &str) -> impl Future<Output = Result<Head, LogError>> + Send;
 
@@ -49,6 +55,12 @@ impl LogApi for LogCore {
     }
     async fn read(&self, log: &str, after: u64, limit: u32, wait: Duration) -> Result<ReadBatch, LogError> {
         LogCore::read(self, log, after, limit, wait).await
+    }
+    async fn read_as(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: &str) -> Result<ReadBatch, LogError> {
+        LogCore::read_as(self, log, after, limit, wait, reader).await
+    }
+    async fn readers(&self, log: &str) -> Result<Vec<ReaderInfo>, LogError> {
+        Ok(LogCore::readers(self, log))
     }
     async fn head(&self, log: &str) -> Result<Head, LogError> {
         LogCore::head(self, log).await
@@ -79,6 +91,12 @@ impl LogApi for LogClient {
     }
     async fn read(&self, log: &str, after: u64, limit: u32, wait: Duration) -> Result<ReadBatch, LogError> {
         LogClient::read(self, log, after, limit, wait).await
+    }
+    async fn read_as(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: &str) -> Result<ReadBatch, LogError> {
+        LogClient::read_as(self, log, after, limit, wait, Some(reader)).await
+    }
+    async fn readers(&self, log: &str) -> Result<Vec<ReaderInfo>, LogError> {
+        LogClient::readers(self, log).await
     }
     async fn head(&self, log: &str) -> Result<Head, LogError> {
         LogClient::head(self, log).await
@@ -126,6 +144,12 @@ impl LogApi for LogHandle {
     }
     async fn read(&self, log: &str, after: u64, limit: u32, wait: Duration) -> Result<ReadBatch, LogError> {
         both!(self, x => LogApi::read(x, log, after, limit, wait).await)
+    }
+    async fn read_as(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: &str) -> Result<ReadBatch, LogError> {
+        both!(self, x => LogApi::read_as(x, log, after, limit, wait, reader).await)
+    }
+    async fn readers(&self, log: &str) -> Result<Vec<ReaderInfo>, LogError> {
+        both!(self, x => LogApi::readers(x, log).await)
     }
     async fn head(&self, log: &str) -> Result<Head, LogError> {
         both!(self, x => LogApi::head(x, log).await)

@@ -127,15 +127,25 @@ impl LogClient {
     }
 
     pub async fn read(&self, log: &str, after: u64, limit: u32, wait: Duration) -> Result<ReadBatch, LogError> {
+        self.read_as(log, after, limit, wait, None).await
+    }
+
+    /// A read naming its reader (see `LogCore::read_as`).
+    pub async fn read_as(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: Option<&str>) -> Result<ReadBatch, LogError> {
         let b = self
             .bytes(|b| {
-                self.http
-                    .get(format!("{b}/v1/logs/{log}/entries"))
-                    .query(&[("after", after), ("limit", limit as u64), ("wait", wait.as_millis() as u64)])
-                    .timeout(wait + CALL_TIMEOUT)
+                let mut req = self.http.get(format!("{b}/v1/logs/{log}/entries")).query(&[("after", after), ("limit", limit as u64), ("wait", wait.as_millis() as u64)]);
+                if let Some(r) = reader {
+                    req = req.query(&[("reader", r)]);
+                }
+                req.timeout(wait + CALL_TIMEOUT)
             })
             .await?;
         ReadBatch::decode(b).map_err(|e| LogError::Protocol(e.to_string()))
+    }
+
+    pub async fn readers(&self, log: &str) -> Result<Vec<crate::entry::ReaderInfo>, LogError> {
+        self.json(|b| self.http.get(format!("{b}/v1/logs/{log}/readers"))).await
     }
 
     pub async fn head(&self, log: &str) -> Result<Head, LogError> {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::{self, Checksum, GENESIS};
 use crate::codec::{AppendRequest, ReadBatch, MAX_BATCH};
-use crate::entry::{valid_log_name, Appended, Entry, Head, Kind, LeasePayload, LogInfo, MarkPayload, NewEntry, FORMAT_VERSION};
+use crate::entry::{valid_log_name, Appended, Entry, Head, Kind, LeasePayload, LogInfo, MarkPayload, ReaderInfo, NewEntry, FORMAT_VERSION};
 use crate::error::LogError;
 use crate::notify::Tails;
 use crate::store::{InsertOutcome, LogStore, PgConfig, PgStore, SqliteStore, Store};
@@ -65,8 +65,13 @@ struct Inner {
     /// Last known (id, checksum) per log. A stored entry never changes, so a cached
     /// checksum for an id is right forever; it only saves the lookup of `prev_id`.
     heads: Mutex<HashMap<String, Head>>,
+    /// Per log, per reader name: the `after` of its newest read, and when.
+    readers: Mutex<HashMap<String, HashMap<String, (u64, Instant)>>>,
     opts: CoreOptions,
 }
+
+/// Readers silent for this long are forgotten.
+const READER_TTL: Duration = Duration::from_secs(30);
 
 /// The log service's core, cheap to clone. Also the embedded handle `memoria up` uses.
 #[derive(Clone)]
@@ -78,7 +83,7 @@ impl LogCore {
     pub fn new(store: Store, opts: CoreOptions) -> LogCore {
         let tails = Tails::new();
         store.start_listener(tails.clone());
-        LogCore { inner: Arc::new(Inner { store, tails, heads: Mutex::new(HashMap::new()), opts }) }
+        LogCore { inner: Arc::new(Inner { store, tails, heads: Mutex::new(HashMap::new()), readers: Mutex::new(HashMap::new()), opts }) }
     }
 
     /// Embedded use: a SQLite file, no HTTP.
@@ -298,6 +303,42 @@ impl LogCore {
             Ok(h) => LogError::Conflict { tail_id: h.id, tail_checksum: h.checksum, tail_epoch: h.epoch },
             Err(e) => e,
         }
+    }
+
+    /// A read by a named reader: records that it has applied up to `after`, then reads,
+    /// and records the time again when the read returns (a long poll is not silence).
+    pub async fn read_as(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: &str) -> Result<ReadBatch, LogError> {
+        self.note_reader(log, reader, after);
+        let r = self.read(log, after, limit, wait).await;
+        self.note_reader(log, reader, after);
+        r
+    }
+
+    fn note_reader(&self, log: &str, reader: &str, after: u64) {
+        let mut all = self.inner.readers.lock().unwrap();
+        let m = all.entry(log.to_owned()).or_default();
+        let now = Instant::now();
+        m.retain(|_, (_, at)| now.duration_since(*at) < READER_TTL);
+        let e = m.entry(reader.to_owned()).or_insert((after, now));
+        e.0 = e.0.max(after);
+        e.1 = now;
+    }
+
+    /// The readers of `log` seen in the last 30 s.
+    pub fn readers(&self, log: &str) -> Vec<ReaderInfo> {
+        let all = self.inner.readers.lock().unwrap();
+        let now = Instant::now();
+        let mut v: Vec<ReaderInfo> = all
+            .get(log)
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, (_, at))| now.duration_since(*at) < READER_TTL)
+                    .map(|(n, (a, at))| ReaderInfo { name: n.clone(), applied: *a, idle_ms: now.duration_since(*at).as_millis() as u64 })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
     }
 
     /// Entries after `after` (at most `limit`), waiting up to `wait` for the first one.

@@ -111,6 +111,18 @@ pub struct Appended {
     pub checksum: Checksum,
 }
 
+/// A node tailing a log, as the service last saw it: replicas name themselves in their
+/// reads, so the primary can tell how far each has applied (WAIT) and who they are
+/// (CLUSTER SLOTS). Kept in the memory of the service instance that served the reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReaderInfo {
+    pub name: String,
+    /// The reader has applied every entry up to this id (it asked for what follows).
+    pub applied: u64,
+    /// Milliseconds since its last read started or ended.
+    pub idle_ms: u64,
+}
+
 /// Admin view of one log (JSON; the console shows it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogInfo {

@@ -20,7 +20,7 @@ pub use crate::chain::{Checksum, GENESIS};
 pub use crate::client::LogClient;
 pub use crate::codec::{AppendRequest, ReadBatch};
 pub use crate::core::{CoreOptions, LogCore, Truncated, VerifyReport};
-pub use crate::entry::{Appended, Entry, Head, Kind, LeasePayload, LogInfo, MarkPayload, NewEntry, CLUSTER_LOG, FORMAT_VERSION};
+pub use crate::entry::{Appended, Entry, Head, Kind, LeasePayload, LogInfo, ReaderInfo, MarkPayload, NewEntry, CLUSTER_LOG, FORMAT_VERSION};
 pub use crate::error::LogError;
 pub use crate::store::{LogStore, PgConfig, PgStore, SqliteStore, Store};
 

@@ -108,6 +108,7 @@ pub fn router(core: LogCore, token: Option<String>) -> Router {
         .route("/v1/logs/{log}/snapshot", post(snapshot))
         .route("/v1/logs/{log}/truncate", post(truncate))
         .route("/v1/logs/{log}/verify", get(verify))
+        .route("/v1/logs/{log}/readers", get(readers))
         .route("/v1/health", get(health))
         .route("/metrics", get(render_metrics))
         .fallback(not_found)
@@ -195,6 +196,9 @@ struct ReadParams {
     /// Long-poll: milliseconds to wait for the first entry after `after`.
     #[serde(default)]
     wait: u64,
+    /// The reader's name (replicas give theirs: WAIT and CLUSTER SLOTS use it).
+    #[serde(default)]
+    reader: Option<String>,
     /// `json` for a human/console view (payloads in hex); binary otherwise.
     #[serde(default)]
     format: Option<String>,
@@ -232,9 +236,17 @@ fn default_limit() -> u32 {
     1000
 }
 
+async fn readers(State(s): St, Path(log): Path<String>) -> Json<Vec<crate::entry::ReaderInfo>> {
+    Json(s.core.readers(&log))
+}
+
 async fn read(State(s): St, Path(log): Path<String>, q: Result<Query<ReadParams>, QueryRejection>) -> Result<Response, ApiError> {
     let Query(q) = q?;
-    let batch = s.core.read(&log, q.after, q.limit, Duration::from_millis(q.wait)).await?;
+    let wait = Duration::from_millis(q.wait);
+    let batch = match q.reader.as_deref() {
+        Some(r) => s.core.read_as(&log, q.after, q.limit, wait, r).await?,
+        None => s.core.read(&log, q.after, q.limit, wait).await?,
+    };
     match q.format.as_deref() {
         None | Some("binary") => Ok(binary(batch.encode())),
         Some("json") => Ok(Json(ReadView {

@@ -1,0 +1,136 @@
+//! `memoria up`: one machine, the embedded default. The log service runs in this process
+//! over SQLite (served on loopback HTTP with a fresh token), and every node is its own OS
+//! process (`memoria server`), so a node can be killed like a real machine. Nodes elect
+//! their primary through the log; a node that dies is started again and rejoins as a
+//! replica. `--port` is a stable endpoint: a proxy that always leads to the current
+//! primary. What the supervisor knows is printed and kept in `<data-dir>/cluster.json`.
+
+mod nodes;
+mod proxy;
+mod status;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::sync::watch;
+
+pub use status::{ClusterFile, NodeRole, NodeStatus};
+
+/// What `memoria up` was asked for.
+#[derive(Clone, Debug)]
+pub struct UpOptions {
+    pub bind: String,
+    /// The stable client endpoint (proxy to the current primary).
+    pub port: u16,
+    /// Nodes listen on `node_port_base`, `node_port_base + 1`, …
+    pub node_port_base: u16,
+    pub data_dir: PathBuf,
+    /// Replicas per shard: `replicas + 1` nodes in all.
+    pub replicas: usize,
+    pub lease_ms: u64,
+    /// Extra arguments for every node (`memoria server …`): limits and the like.
+    pub node_args: Vec<String>,
+}
+
+/// Runs until `stop` resolves; then stops the nodes and the log service.
+pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&opts.data_dir).with_context(|| format!("cannot create the data dir {}", opts.data_dir.display()))?;
+    let data_dir = std::fs::canonicalize(&opts.data_dir)?;
+    // Every port first, so a taken one fails before anything starts.
+    let proxy_listener = tokio::net::TcpListener::bind((opts.bind.as_str(), opts.port)).await.with_context(|| format!("cannot listen on {}:{}", opts.bind, opts.port))?;
+    for i in 0..=opts.replicas {
+        let port = opts.node_port_base + i as u16;
+        std::net::TcpListener::bind((opts.bind.as_str(), port)).with_context(|| format!("port {port} for node-{} is taken (see --node-port-base)", i + 1))?;
+    }
+    let log_path = data_dir.join("log.sqlite");
+    let core = memoria_log::LogCore::open_sqlite(&log_path).await.with_context(|| format!("opening the log {}", log_path.display()))?;
+    let token = random_token();
+    let log_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.context("binding the log service")?;
+    let log_addr: SocketAddr = log_listener.local_addr()?;
+    let router = memoria_log::server::router(core, Some(token.clone()));
+    let log_task = tokio::spawn(async move {
+        if let Err(e) = axum::serve(log_listener, router).await {
+            tracing::error!(error = %e, "the log service stopped");
+        }
+    });
+    let log_url = format!("http://{log_addr}");
+    println!("log: embedded SQLite at {} served on {log_url} (every write is durable before it is acknowledged)", log_path.display());
+
+    let exe = std::env::current_exe().context("locating the memoria binary")?;
+    let specs: Vec<nodes::NodeSpec> = (0..=opts.replicas)
+        .map(|i| {
+            let port = opts.node_port_base + i as u16;
+            nodes::NodeSpec {
+                name: format!("node-{}", i + 1),
+                port,
+                dir: data_dir.join(format!("node-{}", i + 1)),
+                args: node_command(&opts, port, &log_url, &data_dir.join(format!("node-{}", i + 1))),
+            }
+        })
+        .collect();
+    for s in &specs {
+        std::fs::create_dir_all(&s.dir)?;
+    }
+    let (primary_tx, primary_rx) = watch::channel::<Option<status::Primary>>(None);
+    let table = Arc::new(status::Table::new(&specs, opts.port, &connect_host(&opts.bind), &log_url, &log_path, data_dir.join("cluster.json")));
+    let supervisor = nodes::Supervisor::start(exe, specs, token.clone(), table.clone()).await?;
+    let poller = tokio::spawn(status::poll(table.clone(), primary_tx));
+    println!("memoria {} listening on {}:{} (RESP2/RESP3; always leads to the current primary)", env!("CARGO_PKG_VERSION"), opts.bind, opts.port);
+    println!("cluster state: {}", data_dir.join("cluster.json").display());
+    println!("press Ctrl-C to stop");
+    let proxy_task = tokio::spawn(proxy::serve(proxy_listener, connect_host(&opts.bind), primary_rx));
+
+    stop.await;
+    println!("shutting down");
+    proxy_task.abort();
+    poller.abort();
+    supervisor.stop(Duration::from_secs(10)).await;
+    table.mark_stopped();
+    log_task.abort();
+    Ok(())
+}
+
+/// Where this machine reaches a node listening on `bind`.
+fn connect_host(bind: &str) -> String {
+    match bind {
+        "0.0.0.0" | "" => "127.0.0.1".into(),
+        "::" => "::1".into(),
+        b => b.into(),
+    }
+}
+
+fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Path) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "server".into(),
+        "--bind".into(),
+        opts.bind.clone(),
+        "--port".into(),
+        port.to_string(),
+        "--data-dir".into(),
+        dir.display().to_string(),
+        "--log-url".into(),
+        log_url.to_string(),
+        // The name in leader claims is the address clients are sent to.
+        "--node-name".into(),
+        format!("{}:{port}", opts.bind),
+        "--lease-ms".into(),
+        opts.lease_ms.to_string(),
+        "--cluster".into(),
+    ];
+    a.extend(opts.node_args.iter().cloned());
+    a
+}
+
+/// 128 random bits from the OS, hex: the bearer token of this run's log service.
+fn random_token() -> String {
+    let mut b = [0u8; 16];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        let _ = f.read_exact(&mut b);
+    }
+    let s = crate::shard::seed().to_le_bytes();
+    b.iter().zip(s.iter().cycle()).map(|(x, y)| format!("{:02x}", x ^ y)).collect()
+}

@@ -1,0 +1,43 @@
+//! The stable endpoint: every connection is spliced to the node that is primary when it
+//! arrives. When the primary moves, connections to the old one are closed, so a client
+//! reconnects (redis-cli and the usual clients do) and lands on the new primary. Bytes
+//! pass through untouched: the node does all the talking, RESP3 included.
+
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use super::status::Primary;
+
+/// How long a new connection waits for a primary (an election under way) before it is
+/// closed.
+const WAIT_FOR_PRIMARY: Duration = Duration::from_secs(10);
+
+pub async fn serve(listener: TcpListener, node_host: String, primary: watch::Receiver<Option<Primary>>) {
+    loop {
+        match listener.accept().await {
+            Ok((client, _)) => {
+                let _ = client.set_nodelay(true);
+                tokio::spawn(splice(client, node_host.clone(), primary.clone()));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+async fn splice(mut client: TcpStream, node_host: String, mut primary: watch::Receiver<Option<Primary>>) {
+    let target = match tokio::time::timeout(WAIT_FOR_PRIMARY, primary.wait_for(|p| p.is_some())).await {
+        Ok(Ok(p)) => p.unwrap(),
+        _ => return,
+    };
+    let Ok(mut node) = TcpStream::connect((node_host.as_str(), target.port)).await else { return };
+    let _ = node.set_nodelay(true);
+    tokio::select! {
+        _ = tokio::io::copy_bidirectional(&mut client, &mut node) => {}
+        _ = primary.wait_for(|p| *p != Some(target)) => {}
+    }
+}

@@ -1,0 +1,295 @@
+//! What the supervisor knows of its nodes: each node's pid and port from the process
+//! table, its role, epoch and log offset from `INFO replication`, polled. Role changes
+//! are printed; the whole table is kept in `<data-dir>/cluster.json` for scripts.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use super::nodes::NodeSpec;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeRole {
+    /// Started, not answering yet (replaying the log).
+    Starting,
+    Primary,
+    Replica,
+    /// Running but not answering (frozen, overloaded).
+    Unresponsive,
+    /// Not running (between a crash and its restart, or stopped).
+    Down,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeStatus {
+    pub name: String,
+    pub port: u16,
+    pub pid: Option<u32>,
+    pub role: NodeRole,
+    /// Leadership epoch of a primary.
+    pub epoch: Option<u64>,
+    /// Last log id this node holds (applied, or written as primary).
+    pub offset: Option<u64>,
+    /// Times the node was started again after it died.
+    pub restarts: u32,
+}
+
+/// `<data-dir>/cluster.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClusterFile {
+    /// The stable client endpoint (leads to the current primary).
+    pub endpoint: String,
+    /// The current primary's node name, if one is serving.
+    pub primary: Option<String>,
+    pub nodes: Vec<NodeStatus>,
+    pub log: LogFacts,
+    /// Whether the supervisor is running.
+    pub running: bool,
+    pub supervisor_pid: u32,
+    pub updated_unix_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogFacts {
+    pub backend: String,
+    pub path: String,
+    pub url: String,
+}
+
+/// Where clients are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Primary {
+    pub port: u16,
+    pub epoch: u64,
+}
+
+pub struct Table {
+    state: Mutex<ClusterFile>,
+    bind: String,
+    path: PathBuf,
+}
+
+impl Table {
+    pub fn new(specs: &[NodeSpec], port: u16, bind: &str, log_url: &str, log_path: &Path, path: PathBuf) -> Table {
+        let nodes = specs.iter().map(|s| NodeStatus { name: s.name.clone(), port: s.port, pid: None, role: NodeRole::Down, epoch: None, offset: None, restarts: 0 }).collect();
+        let state = ClusterFile {
+            endpoint: format!("{bind}:{port}"),
+            primary: None,
+            nodes,
+            log: LogFacts { backend: "sqlite".into(), path: log_path.display().to_string(), url: log_url.to_string() },
+            running: true,
+            supervisor_pid: std::process::id(),
+            updated_unix_ms: 0,
+        };
+        let t = Table { state: Mutex::new(state), bind: bind.to_string(), path };
+        t.save();
+        t
+    }
+
+    pub fn started(&self, i: usize, pid: u32, restarts: u32) {
+        self.update(|s| {
+            let n = &mut s.nodes[i];
+            n.pid = Some(pid);
+            n.role = NodeRole::Starting;
+            n.epoch = None;
+            n.restarts = restarts;
+        });
+    }
+
+    pub fn exited(&self, i: usize) {
+        self.update(|s| {
+            let n = &mut s.nodes[i];
+            n.pid = None;
+            n.role = NodeRole::Down;
+            n.epoch = None;
+        });
+    }
+
+    pub fn mark_stopped(&self) {
+        self.update(|s| s.running = false);
+    }
+
+    pub fn snapshot(&self) -> ClusterFile {
+        self.state.lock().unwrap().clone()
+    }
+
+    /// Applies `f`, prints role changes and rewrites cluster.json if anything changed.
+    fn update(&self, f: impl FnOnce(&mut ClusterFile)) {
+        let mut s = self.state.lock().unwrap();
+        let before = s.clone();
+        f(&mut s);
+        s.primary = elect_view(&s.nodes).map(|i| s.nodes[i].name.clone());
+        if *s == before {
+            return;
+        }
+        for (a, b) in before.nodes.iter().zip(s.nodes.iter()) {
+            if a.role != b.role && b.role != NodeRole::Starting && b.role != NodeRole::Down {
+                let epoch = b.epoch.map(|e| format!(", epoch {e}")).unwrap_or_default();
+                println!("{} (pid {}, port {}): {}{epoch}", b.name, b.pid.map_or("-".into(), |p| p.to_string()), b.port, format!("{:?}", b.role).to_lowercase());
+            }
+        }
+        if before.primary != s.primary {
+            match &s.primary {
+                Some(p) => println!("primary: {p}; {} leads there", s.endpoint),
+                None => println!("no primary serving at the moment (an election is under way)"),
+            }
+        }
+        s.updated_unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let file = s.clone();
+        drop(s);
+        write_json(&self.path, &file);
+    }
+
+    fn save(&self) {
+        let s = self.state.lock().unwrap().clone();
+        write_json(&self.path, &s);
+    }
+}
+
+/// The node clients should go to: a primary, the highest epoch if two say so (a deposed
+/// primary that has not noticed yet is behind the new one's epoch).
+fn elect_view(nodes: &[NodeStatus]) -> Option<usize> {
+    nodes.iter().enumerate().filter(|(_, n)| n.role == NodeRole::Primary).max_by_key(|(_, n)| n.epoch.unwrap_or(0)).map(|(i, _)| i)
+}
+
+/// Replaces the file atomically (write aside, then rename), so readers never see half.
+fn write_json(path: &Path, file: &ClusterFile) {
+    let tmp = path.with_extension("json.tmp");
+    let body = match serde_json::to_vec_pretty(file) {
+        Ok(b) => b,
+        Err(e) => return tracing::warn!(error = %e, "encoding cluster.json"),
+    };
+    if let Err(e) = std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, path)) {
+        tracing::warn!(error = %e, path = %path.display(), "writing cluster.json");
+    }
+}
+
+const POLL: Duration = Duration::from_millis(100);
+
+/// Polls every node's `INFO replication` and publishes where the primary is.
+pub async fn poll(table: Arc<Table>, primary: watch::Sender<Option<Primary>>) {
+    let mut conns: Vec<Option<TcpStream>> = Vec::new();
+    loop {
+        let snap = table.snapshot();
+        conns.resize_with(snap.nodes.len(), || None);
+        for (i, n) in snap.nodes.iter().enumerate() {
+            if n.pid.is_none() {
+                conns[i] = None;
+                continue;
+            }
+            let seen = probe(&table.bind, n.port, &mut conns[i]).await;
+            let role = match &seen {
+                Some(p) => p.role,
+                None if n.role == NodeRole::Starting || n.role == NodeRole::Down => n.role,
+                None => NodeRole::Unresponsive,
+            };
+            table.update(|s| {
+                let m = &mut s.nodes[i];
+                if m.pid == n.pid {
+                    m.role = role;
+                    m.epoch = seen.as_ref().and_then(|p| p.epoch);
+                    if let Some(p) = &seen {
+                        m.offset = Some(p.offset);
+                    }
+                }
+            });
+        }
+        let now = table.snapshot();
+        let p = elect_view(&now.nodes).map(|i| Primary { port: now.nodes[i].port, epoch: now.nodes[i].epoch.unwrap_or(0) });
+        primary.send_if_modified(|cur| {
+            let changed = *cur != p;
+            *cur = p;
+            changed
+        });
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+struct Probe {
+    role: NodeRole,
+    epoch: Option<u64>,
+    offset: u64,
+}
+
+async fn probe(host: &str, port: u16, conn: &mut Option<TcpStream>) -> Option<Probe> {
+    let r = tokio::time::timeout(Duration::from_millis(500), async {
+        if conn.is_none() {
+            *conn = Some(TcpStream::connect((host, port)).await.ok()?);
+        }
+        let c = conn.as_mut()?;
+        c.write_all(b"*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n").await.ok()?;
+        read_bulk(c).await
+    })
+    .await;
+    let text = match r {
+        Ok(Some(t)) => t,
+        _ => {
+            *conn = None;
+            return None;
+        }
+    };
+    Some(parse_info(&text))
+}
+
+/// Reads one RESP bulk string reply.
+async fn read_bulk(c: &mut TcpStream) -> Option<String> {
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        c.read_exact(&mut byte).await.ok()?;
+        buf.push(byte[0]);
+        if buf.ends_with(b"\r\n") {
+            break;
+        }
+        if buf.len() > 32 {
+            return None;
+        }
+    }
+    if buf[0] != b'$' {
+        return None;
+    }
+    let len: usize = std::str::from_utf8(&buf[1..buf.len() - 2]).ok()?.parse().ok()?;
+    let mut body = vec![0u8; len + 2];
+    c.read_exact(&mut body).await.ok()?;
+    body.truncate(len);
+    String::from_utf8(body).ok()
+}
+
+fn parse_info(text: &str) -> Probe {
+    let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k).and_then(|v| v.strip_prefix(':'))).map(|v| v.trim().to_string());
+    let role = match field("role").as_deref() {
+        Some("master") => NodeRole::Primary,
+        _ => NodeRole::Replica,
+    };
+    Probe { role, epoch: field("memoria_epoch").and_then(|v| v.parse().ok()), offset: field("offset").and_then(|v| v.parse().ok()).unwrap_or(0) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, role: NodeRole, epoch: Option<u64>) -> NodeStatus {
+        NodeStatus { name: name.into(), port: 0, pid: Some(1), role, epoch, offset: None, restarts: 0 }
+    }
+
+    #[test]
+    fn the_newest_primary_is_the_one_clients_reach() {
+        let nodes = vec![node("a", NodeRole::Primary, Some(3)), node("b", NodeRole::Primary, Some(5)), node("c", NodeRole::Replica, None)];
+        assert_eq!(elect_view(&nodes), Some(1));
+        assert_eq!(elect_view(&nodes[2..]), None);
+    }
+
+    #[test]
+    fn info_replication_is_read() {
+        let p = parse_info("# Replication\r\nrole:master\r\nconnected_slaves:0\r\noffset:42\r\nmemoria_epoch:7\r\n");
+        assert_eq!((p.role, p.epoch, p.offset), (NodeRole::Primary, Some(7), 42));
+        let r = parse_info("# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\noffset:9\r\n");
+        assert_eq!((r.role, r.epoch, r.offset), (NodeRole::Replica, None, 9));
+    }
+}

@@ -58,8 +58,6 @@ const PARAMS: &[Param] = &[
     Param { name: "hash-max-listpack-entries", alias: Some("hash-max-ziplist-entries"), kind: Kind::Int(0, i64::MAX), default: "128" },
     Param { name: "hash-max-listpack-value", alias: Some("hash-max-ziplist-value"), kind: Kind::Int(0, i64::MAX), default: "64" },
     Param { name: "set-max-intset-entries", alias: None, kind: Kind::Int(0, i64::MAX), default: "512" },
-    Param { name: "set-max-listpack-entries", alias: None, kind: Kind::Int(0, i64::MAX), default: "128" },
-    Param { name: "set-max-listpack-value", alias: None, kind: Kind::Int(0, i64::MAX), default: "64" },
     Param { name: "zset-max-listpack-entries", alias: Some("zset-max-ziplist-entries"), kind: Kind::Int(0, i64::MAX), default: "128" },
     Param { name: "zset-max-listpack-value", alias: Some("zset-max-ziplist-value"), kind: Kind::Int(0, i64::MAX), default: "64" },
     Param { name: "list-max-listpack-size", alias: Some("list-max-ziplist-size"), kind: Kind::Int(i32::MIN as i64, i32::MAX as i64), default: "-2" },
@@ -187,6 +185,7 @@ pub struct Config {
     pub maxmemory_samples: usize,
     pub hash_max_listpack_entries: usize,
     pub hash_max_listpack_value: usize,
+    pub set_max_intset_entries: usize,
     pub proto_max_bulk_len: usize,
     pub notify_flags: u32,
 }
@@ -200,6 +199,7 @@ impl Default for Config {
             maxmemory_samples: 5,
             hash_max_listpack_entries: 128,
             hash_max_listpack_value: 64,
+            set_max_intset_entries: 512,
             proto_max_bulk_len: 512 << 20,
             notify_flags: 0,
         };
@@ -306,6 +306,7 @@ impl Config {
         self.maxmemory_samples = self.num("maxmemory-samples").max(1) as usize;
         self.hash_max_listpack_entries = self.num("hash-max-listpack-entries") as usize;
         self.hash_max_listpack_value = self.num("hash-max-listpack-value") as usize;
+        self.set_max_intset_entries = self.num("set-max-intset-entries").min(1 << 30) as usize;
         self.proto_max_bulk_len = self.num("proto-max-bulk-len") as usize;
         self.notify_flags = parse_notify(self.value("notify-keyspace-events").unwrap_or("")).unwrap_or(0);
     }

@@ -32,6 +32,7 @@ pub mod keyspace;
 pub mod multi;
 pub mod server;
 pub mod t_hash;
+pub mod t_set;
 pub mod t_string;
 
 #[cfg(feature = "component")]

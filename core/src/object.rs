@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use crate::dict::Dict;
 use crate::t_hash::HashValue;
+use crate::t_set::SetValue;
 
 pub enum Value {
     /// A string that is a canonical integer (OBJECT ENCODING "int").
@@ -14,6 +15,7 @@ pub enum Value {
     /// A string grown in place by APPEND/SETRANGE ("raw"): amortised growth like an sds.
     Raw(Vec<u8>),
     Hash(HashValue),
+    Set(SetValue),
 }
 
 /// A key's value plus its metadata.
@@ -34,6 +36,7 @@ pub const EMBSTR_LIMIT: usize = 44;
 pub enum Kind {
     String,
     Hash,
+    Set,
 }
 
 impl Kind {
@@ -41,12 +44,14 @@ impl Kind {
         match self {
             Kind::String => "string",
             Kind::Hash => "hash",
+            Kind::Set => "set",
         }
     }
     pub fn code(self) -> u8 {
         match self {
             Kind::String => 0,
             Kind::Hash => 4,
+            Kind::Set => 2,
         }
     }
 }
@@ -66,6 +71,7 @@ impl Value {
         match self {
             Value::Int(_) | Value::Str(_) | Value::Raw(_) => Kind::String,
             Value::Hash(_) => Kind::Hash,
+            Value::Set(_) => Kind::Set,
         }
     }
 
@@ -75,6 +81,7 @@ impl Value {
             Value::Str(s) if s.len() <= EMBSTR_LIMIT => "embstr",
             Value::Str(_) | Value::Raw(_) => "raw",
             Value::Hash(h) => h.encoding(),
+            Value::Set(s) => s.encoding(),
         }
     }
 
@@ -106,6 +113,7 @@ impl Value {
             // Redis's dupStringObject keeps the encoding (COPY of a raw string is raw).
             Value::Raw(s) => Value::Raw(s.clone()),
             Value::Hash(h) => Value::Hash(h.duplicate(seed)),
+            Value::Set(s) => Value::Set(s.duplicate(seed)),
         }
     }
 }

@@ -4,6 +4,8 @@
 //! Key record: db u8 | type u8 | expire_at i64 LE | key_len u32 | key | value
 //!   type 0 Int:  i64 LE        type 1 Str / 2 Raw: len u32 | bytes
 //!   type 4 Hash: encoding u8 (0 listpack, 1 table) | n u32 | n × (len u32 | field, len u32 | value)
+//!   Collection types added later use 0x10 | their kind code:
+//!   type 0x12 Set: encoding u8 (0 intset, 1 table) | n u32 | n × (len u32 | member)
 //! The chunk envelope (version, checksum) is the snapshot writer's job.
 
 use alloc::string::String;
@@ -12,6 +14,7 @@ use alloc::vec::Vec;
 use crate::engine::{Engine, NUM_DBS};
 use crate::object::{NO_EXPIRE, Value};
 use crate::t_hash::HashValue;
+use crate::t_set::SetValue;
 use xxhash_rust::xxh3::xxh3_128;
 
 pub struct DumpChunk {
@@ -48,6 +51,12 @@ fn encode_value(out: &mut Vec<u8>, v: &Value) {
                 put_bytes(out, f);
                 put_bytes(out, x);
             });
+        }
+        Value::Set(s) => {
+            out.push(0x12);
+            out.push(matches!(s, SetValue::Table(_)) as u8);
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            s.for_each(|m| put_bytes(out, m));
         }
     }
 }
@@ -147,6 +156,26 @@ impl Engine {
                     }
                     Value::Hash(h)
                 }
+                0x12 => {
+                    let table = c.u8()? == 1;
+                    let count = c.u32()? as usize;
+                    if count == 0 {
+                        return Err(alloc::format!("empty set at byte {}", ty_pos));
+                    }
+                    let mut s = if table { SetValue::Table(crate::dict::Dict::new(seed)) } else { SetValue::new_intset() };
+                    for _ in 0..count {
+                        let m = c.bytes()?;
+                        if !table && crate::util::parse_i64(m).is_none() {
+                            return Err(alloc::format!("non-integer member in an intset at byte {}", ty_pos));
+                        }
+                        // No limit on an intset's size here: the snapshot keeps the encoding it had.
+                        s.add(m, usize::MAX, seed);
+                    }
+                    if s.len() != count {
+                        return Err(alloc::format!("repeated set member at byte {}", ty_pos));
+                    }
+                    Value::Set(s)
+                }
                 t => return Err(alloc::format!("unknown value type {} at byte {}", t, ty_pos)),
             };
             let d = &mut self.st.dbs[db];
@@ -181,6 +210,15 @@ impl Engine {
                             let mut p = Vec::with_capacity(f.len() + v.len() + 8);
                             put_bytes(&mut p, f);
                             put_bytes(&mut p, v);
+                            sum = sum.wrapping_add(xxh3_128(&p));
+                        });
+                        rec.extend_from_slice(&sum.to_le_bytes());
+                    }
+                    Value::Set(s) => {
+                        let mut sum: u128 = 0;
+                        s.for_each(|m| {
+                            let mut p = Vec::with_capacity(m.len() + 4);
+                            put_bytes(&mut p, m);
                             sum = sum.wrapping_add(xxh3_128(&p));
                         });
                         rec.extend_from_slice(&sum.to_le_bytes());

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{cluster, connection as conn, keyspace as keys, multi, server, t_hash as hash, t_string as string};
+use crate::{cluster, connection as conn, keyspace as keys, multi, server, t_hash as hash, t_set as set, t_string as string};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -98,6 +98,9 @@ impl CommandSpec {
             v.push(match self.group {
                 "string" => "@string",
                 "hash" => "@hash",
+                "set" => "@set",
+                "bitmap" => "@bitmap",
+                "hyperloglog" => "@hyperloglog",
                 "transactions" => "@transaction",
                 _ => "@keyspace",
             });
@@ -302,6 +305,26 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("hexists", 3, RF, K1, "hash", "2.0.0", "Determines whether a field exists in a hash.", hash::hexists),
     cmd!("hrandfield", -2, R, K1, "hash", "6.2.0", "Returns one or more random fields from a hash.", hash::hrandfield),
     cmd!("hscan", -3, R, K1, "hash", "2.8.0", "Iterates over fields and values of a hash.", hash::hscan),
+    // sets
+    cmd!("sadd", -3, WDF, K1, "set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", set::sadd),
+    cmd!("srem", -3, WF, K1, "set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", set::srem),
+    cmd!("smembers", 2, R, K1, "set", "1.0.0", "Returns all members of a set.", set::smembers),
+    cmd!("sismember", 3, RF, K1, "set", "1.0.0", "Determines whether a member belongs to a set.", set::sismember),
+    cmd!("smismember", -3, RF, K1, "set", "6.2.0", "Determines whether multiple members belong to a set.", set::smismember),
+    cmd!("scard", 2, RF, K1, "set", "1.0.0", "Returns the number of members in a set.", set::scard),
+    cmd!("spop", -2, WF, K1, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", set::spop),
+    cmd!("srandmember", -2, R, K1, "set", "1.0.0", "Get one or multiple random members from a set", set::srandmember),
+    cmd!("smove", 4, WF, (1, 2, 1), "set", "1.0.0", "Moves a member from one set to another.", set::smove),
+    cmd!("sinter", -2, R, KALL, "set", "1.0.0", "Returns the intersect of multiple sets.", set::sinter),
+    // SINTERCARD's keys follow a count; (2, -1) over-approximates them (LIMIT and its
+    // value count as keys), which only makes the host's tracker more cautious.
+    cmd!("sintercard", -3, R, (2, -1, 1), "set", "7.0.0", "Returns the number of members of the intersect of multiple sets.", set::sintercard),
+    cmd!("sinterstore", -3, WD, KALL, "set", "1.0.0", "Stores the intersect of multiple sets in a key.", set::sinterstore),
+    cmd!("sunion", -2, R, KALL, "set", "1.0.0", "Returns the union of multiple sets.", set::sunion),
+    cmd!("sunionstore", -3, WD, KALL, "set", "1.0.0", "Stores the union of multiple sets in a key.", set::sunionstore),
+    cmd!("sdiff", -2, R, KALL, "set", "1.0.0", "Returns the difference of multiple sets.", set::sdiff),
+    cmd!("sdiffstore", -3, WD, KALL, "set", "1.0.0", "Stores the difference of multiple sets in a key.", set::sdiffstore),
+    cmd!("sscan", -3, R, K1, "set", "2.8.0", "Iterates over members of a set.", set::sscan),
     // transactions
     cmd!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
     cmd!("exec", 1, NOSCRIPT | LOADING | STALE, NK, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),

@@ -68,6 +68,38 @@ fn hash_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
+fn member() -> impl Strategy<Value = String> {
+    prop_oneof![(-3i64..8).prop_map(|n| n.to_string()), prop::sample::select(&["a", "b", "01", ""][..]).prop_map(String::from)]
+}
+
+fn set_cmd() -> impl Strategy<Value = Vec<String>> {
+    let keys = || prop::collection::vec(key(), 1..4);
+    let with = |name: &'static str, first: Vec<String>, rest: Vec<String>| {
+        let mut c = vec![name.to_string()];
+        c.extend(first);
+        c.extend(rest);
+        c
+    };
+    prop_oneof![
+        (key(), prop::collection::vec(member(), 1..4)).prop_map(move |(k, m)| with("SADD", vec![k], m)),
+        (key(), prop::collection::vec(member(), 1..3)).prop_map(move |(k, m)| with("SREM", vec![k], m)),
+        // Many integers: crosses set-max-intset-entries in the long runs.
+        (key(), 0u32..700).prop_map(|(k, i)| vec!["SADD".into(), k, i.to_string()]),
+        key().prop_map(|k| vec!["SPOP".into(), k]),
+        (key(), 0u8..6).prop_map(|(k, n)| vec!["SPOP".into(), k, n.to_string()]),
+        (key(), -3i64..4).prop_map(|(k, n)| vec!["SRANDMEMBER".into(), k, n.to_string()]),
+        (key(), key(), member()).prop_map(|(a, b, m)| vec!["SMOVE".into(), a, b, m]),
+        (key(), keys()).prop_map(move |(d, ks)| with("SINTERSTORE", vec![d], ks)),
+        (key(), keys()).prop_map(move |(d, ks)| with("SUNIONSTORE", vec![d], ks)),
+        (key(), keys()).prop_map(move |(d, ks)| with("SDIFFSTORE", vec![d], ks)),
+        keys().prop_map(move |ks| with("SINTER", vec![], ks)),
+        (key(), 1i64..40).prop_map(|(k, n)| vec!["PEXPIRE".into(), k, n.to_string()]),
+        (key(), key()).prop_map(|(a, b)| vec!["COPY".into(), a, b, "REPLACE".into()]),
+        (key(), small_val()).prop_map(|(k, v)| vec!["SET".into(), k, v]),
+        prop::sample::select(&["0", "3", "512"][..]).prop_map(|n| vec!["CONFIG".into(), "SET".into(), "set-max-intset-entries".into(), n.into()]),
+    ]
+}
+
 fn key_cmd() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
         (key(), small_val()).prop_map(|(k, v)| vec!["SET".into(), k, v]),
@@ -140,6 +172,9 @@ proptest! {
 
     #[test]
     fn hashes(s in steps(hash_cmd().boxed())) { check(&s)?; }
+
+    #[test]
+    fn sets(s in steps(set_cmd().boxed())) { check(&s)?; }
 
     #[test]
     fn keyspace(s in steps(key_cmd().boxed())) { check(&s)?; }

@@ -186,6 +186,8 @@ pub struct Config {
     pub hash_max_listpack_entries: usize,
     pub hash_max_listpack_value: usize,
     pub set_max_intset_entries: usize,
+    pub zset_max_listpack_entries: usize,
+    pub zset_max_listpack_value: usize,
     pub proto_max_bulk_len: usize,
     pub notify_flags: u32,
 }
@@ -200,6 +202,8 @@ impl Default for Config {
             hash_max_listpack_entries: 128,
             hash_max_listpack_value: 64,
             set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
             proto_max_bulk_len: 512 << 20,
             notify_flags: 0,
         };
@@ -307,6 +311,8 @@ impl Config {
         self.hash_max_listpack_entries = self.num("hash-max-listpack-entries") as usize;
         self.hash_max_listpack_value = self.num("hash-max-listpack-value") as usize;
         self.set_max_intset_entries = self.num("set-max-intset-entries").min(1 << 30) as usize;
+        self.zset_max_listpack_entries = self.num("zset-max-listpack-entries") as usize;
+        self.zset_max_listpack_value = self.num("zset-max-listpack-value") as usize;
         self.proto_max_bulk_len = self.num("proto-max-bulk-len") as usize;
         self.notify_flags = parse_notify(self.value("notify-keyspace-events").unwrap_or("")).unwrap_or(0);
     }

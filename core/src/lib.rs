@@ -24,6 +24,7 @@ pub mod resp;
 pub mod snapshot;
 pub mod table;
 pub mod util;
+pub mod zskiplist;
 
 // Command families, one file each (like Redis's t_*.c).
 pub mod cluster;
@@ -34,6 +35,7 @@ pub mod server;
 pub mod t_hash;
 pub mod t_set;
 pub mod t_string;
+pub mod t_zset;
 
 #[cfg(feature = "component")]
 mod guest;

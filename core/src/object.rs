@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use crate::dict::Dict;
 use crate::t_hash::HashValue;
 use crate::t_set::SetValue;
+use crate::t_zset::ZsetValue;
 
 pub enum Value {
     /// A string that is a canonical integer (OBJECT ENCODING "int").
@@ -16,6 +17,7 @@ pub enum Value {
     Raw(Vec<u8>),
     Hash(HashValue),
     Set(SetValue),
+    Zset(ZsetValue),
 }
 
 /// A key's value plus its metadata.
@@ -37,6 +39,7 @@ pub enum Kind {
     String,
     Hash,
     Set,
+    Zset,
 }
 
 impl Kind {
@@ -45,6 +48,7 @@ impl Kind {
             Kind::String => "string",
             Kind::Hash => "hash",
             Kind::Set => "set",
+            Kind::Zset => "zset",
         }
     }
     pub fn code(self) -> u8 {
@@ -52,6 +56,7 @@ impl Kind {
             Kind::String => 0,
             Kind::Hash => 4,
             Kind::Set => 2,
+            Kind::Zset => 3,
         }
     }
 }
@@ -72,6 +77,7 @@ impl Value {
             Value::Int(_) | Value::Str(_) | Value::Raw(_) => Kind::String,
             Value::Hash(_) => Kind::Hash,
             Value::Set(_) => Kind::Set,
+            Value::Zset(_) => Kind::Zset,
         }
     }
 
@@ -82,6 +88,7 @@ impl Value {
             Value::Str(_) | Value::Raw(_) => "raw",
             Value::Hash(h) => h.encoding(),
             Value::Set(s) => s.encoding(),
+            Value::Zset(z) => z.encoding(),
         }
     }
 
@@ -114,6 +121,7 @@ impl Value {
             Value::Raw(s) => Value::Raw(s.clone()),
             Value::Hash(h) => Value::Hash(h.duplicate(seed)),
             Value::Set(s) => Value::Set(s.duplicate(seed)),
+            Value::Zset(z) => Value::Zset(z.duplicate(seed)),
         }
     }
 }

@@ -6,6 +6,7 @@
 //!   type 4 Hash: encoding u8 (0 listpack, 1 table) | n u32 | n × (len u32 | field, len u32 | value)
 //!   Collection types added later use 0x10 | their kind code:
 //!   type 0x12 Set: encoding u8 (0 intset, 1 table) | n u32 | n × (len u32 | member)
+//!   type 0x13 Zset: encoding u8 (0 listpack, 1 skiplist) | n u32 | n × (len u32 | member, score f64 LE), ascending
 //! The chunk envelope (version, checksum) is the snapshot writer's job.
 
 use alloc::string::String;
@@ -15,6 +16,7 @@ use crate::engine::{Engine, NUM_DBS};
 use crate::object::{NO_EXPIRE, Value};
 use crate::t_hash::HashValue;
 use crate::t_set::SetValue;
+use crate::t_zset::ZsetValue;
 use xxhash_rust::xxh3::xxh3_128;
 
 pub struct DumpChunk {
@@ -57,6 +59,15 @@ fn encode_value(out: &mut Vec<u8>, v: &Value) {
             out.push(matches!(s, SetValue::Table(_)) as u8);
             out.extend_from_slice(&(s.len() as u32).to_le_bytes());
             s.for_each(|m| put_bytes(out, m));
+        }
+        Value::Zset(z) => {
+            out.push(0x13);
+            out.push(!z.is_listpack() as u8);
+            out.extend_from_slice(&(z.len() as u32).to_le_bytes());
+            z.for_each(|m, s| {
+                put_bytes(out, m);
+                out.extend_from_slice(&s.to_le_bytes());
+            });
         }
     }
 }
@@ -176,6 +187,28 @@ impl Engine {
                     }
                     Value::Set(s)
                 }
+                0x13 => {
+                    let skiplist = c.u8()? == 1;
+                    let count = c.u32()? as usize;
+                    if count == 0 {
+                        return Err(alloc::format!("empty zset at byte {}", ty_pos));
+                    }
+                    let mut z = if skiplist { ZsetValue::new_skiplist(seed) } else { ZsetValue::new_listpack() };
+                    // Limits that never convert: the dump says which encoding it had.
+                    let lim = crate::t_zset::Limits { entries: usize::MAX, value: usize::MAX, seed };
+                    for _ in 0..count {
+                        let m = c.bytes()?;
+                        let s = f64::from_le_bytes(c.take(8)?.try_into().unwrap());
+                        if s.is_nan() {
+                            return Err(alloc::format!("NaN score at byte {}", ty_pos));
+                        }
+                        z.add(m, s, crate::t_zset::AddFlags::default(), lim);
+                    }
+                    if z.len() != count {
+                        return Err(alloc::format!("repeated zset member at byte {}", ty_pos));
+                    }
+                    Value::Zset(z)
+                }
                 t => return Err(alloc::format!("unknown value type {} at byte {}", t, ty_pos)),
             };
             let d = &mut self.st.dbs[db];
@@ -219,6 +252,16 @@ impl Engine {
                         s.for_each(|m| {
                             let mut p = Vec::with_capacity(m.len() + 4);
                             put_bytes(&mut p, m);
+                            sum = sum.wrapping_add(xxh3_128(&p));
+                        });
+                        rec.extend_from_slice(&sum.to_le_bytes());
+                    }
+                    Value::Zset(z) => {
+                        let mut sum: u128 = 0;
+                        z.for_each(|m, s| {
+                            let mut p = Vec::with_capacity(m.len() + 12);
+                            put_bytes(&mut p, m);
+                            p.extend_from_slice(&s.to_bits().to_le_bytes());
                             sum = sum.wrapping_add(xxh3_128(&p));
                         });
                         rec.extend_from_slice(&sum.to_le_bytes());

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{cluster, connection as conn, keyspace as keys, multi, server, t_hash as hash, t_set as set, t_string as string};
+use crate::{cluster, connection as conn, keyspace as keys, multi, server, t_hash as hash, t_set as set, t_string as string, t_zset as zset};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -101,6 +101,7 @@ impl CommandSpec {
                 "set" => "@set",
                 "bitmap" => "@bitmap",
                 "hyperloglog" => "@hyperloglog",
+                "sorted-set" => "@sortedset",
                 "transactions" => "@transaction",
                 _ => "@keyspace",
             });
@@ -325,6 +326,40 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("sdiff", -2, R, KALL, "set", "1.0.0", "Returns the difference of multiple sets.", set::sdiff),
     cmd!("sdiffstore", -3, WD, KALL, "set", "1.0.0", "Stores the difference of multiple sets in a key.", set::sdiffstore),
     cmd!("sscan", -3, R, K1, "set", "2.8.0", "Iterates over members of a set.", set::sscan),
+    // sorted sets (commands with a variable key list declare none and observe the keyspace,
+    // so the host's tracker holds their replies until every pending write is durable)
+    cmd!("zadd", -4, WDF, K1, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd),
+    cmd!("zincrby", 4, WDF, K1, "sorted-set", "1.2.0", "Increments the score of a member in a sorted set.", zset::zincrby),
+    cmd!("zrem", -3, WF, K1, "sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zset::zrem),
+    cmd!("zcard", 2, RF, K1, "sorted-set", "1.2.0", "Returns the number of members in a sorted set.", zset::zcard),
+    cmd!("zscore", 3, RF, K1, "sorted-set", "1.2.0", "Returns the score of a member in a sorted set.", zset::zscore),
+    cmd!("zmscore", -3, RF, K1, "sorted-set", "6.2.0", "Returns the score of one or more members in a sorted set.", zset::zmscore),
+    cmd!("zrank", 3, RF, K1, "sorted-set", "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", zset::zrank),
+    cmd!("zrevrank", 3, RF, K1, "sorted-set", "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", zset::zrevrank),
+    cmd!("zrange", -4, R, K1, "sorted-set", "1.2.0", "Returns members in a sorted set within a range of indexes.", zset::zrange),
+    cmd!("zrangestore", -5, WD, (1, 2, 1), "sorted-set", "6.2.0", "Stores a range of members from sorted set in a key.", zset::zrangestore),
+    cmd!("zrevrange", -4, R, K1, "sorted-set", "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", zset::zrevrange),
+    cmd!("zrangebyscore", -4, R, K1, "sorted-set", "1.0.5", "Returns members in a sorted set within a range of scores.", zset::zrangebyscore),
+    cmd!("zrevrangebyscore", -4, R, K1, "sorted-set", "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", zset::zrevrangebyscore),
+    cmd!("zrangebylex", -4, R, K1, "sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range.", zset::zrangebylex),
+    cmd!("zrevrangebylex", -4, R, K1, "sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order.", zset::zrevrangebylex),
+    cmd!("zcount", 4, RF, K1, "sorted-set", "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", zset::zcount),
+    cmd!("zlexcount", 4, RF, K1, "sorted-set", "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", zset::zlexcount),
+    cmd!("zpopmin", -2, WF, K1, "sorted-set", "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zset::zpopmin),
+    cmd!("zpopmax", -2, WF, K1, "sorted-set", "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zset::zpopmax),
+    cmd!("zmpop", -4, W | KEYSPACE, NK, "sorted-set", "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zset::zmpop),
+    cmd!("zunion", -3, R | KEYSPACE, NK, "sorted-set", "6.2.0", "Returns the union of multiple sorted sets.", zset::zunion),
+    cmd!("zinter", -3, R | KEYSPACE, NK, "sorted-set", "6.2.0", "Returns the intersect of multiple sorted sets.", zset::zinter),
+    cmd!("zdiff", -3, R | KEYSPACE, NK, "sorted-set", "6.2.0", "Returns the difference between multiple sorted sets.", zset::zdiff),
+    cmd!("zintercard", -3, R | KEYSPACE, NK, "sorted-set", "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", zset::zintercard),
+    cmd!("zunionstore", -4, WD, K1, "sorted-set", "2.0.0", "Stores the union of multiple sorted sets in a key.", zset::zunionstore),
+    cmd!("zinterstore", -4, WD, K1, "sorted-set", "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zset::zinterstore),
+    cmd!("zdiffstore", -4, WD, K1, "sorted-set", "6.2.0", "Stores the difference of multiple sorted sets in a key.", zset::zdiffstore),
+    cmd!("zremrangebyscore", 4, W, K1, "sorted-set", "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", zset::zremrangebyscore),
+    cmd!("zremrangebyrank", 4, W, K1, "sorted-set", "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", zset::zremrangebyrank),
+    cmd!("zremrangebylex", 4, W, K1, "sorted-set", "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", zset::zremrangebylex),
+    cmd!("zrandmember", -2, R, K1, "sorted-set", "6.2.0", "Returns one or more random members from a sorted set.", zset::zrandmember),
+    cmd!("zscan", -3, R, K1, "sorted-set", "2.8.0", "Iterates over members and scores of a sorted set.", zset::zscan),
     // transactions
     cmd!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
     cmd!("exec", 1, NOSCRIPT | LOADING | STALE, NK, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),

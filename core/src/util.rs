@@ -152,12 +152,77 @@ pub fn format_human_float(v: f64) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// Formats a double as RESP3 double / `%.17g` would in Redis 7.0 replies.
+/// Formats a double the way Redis 7.0's `addReplyDouble` does: `%.17g` (17 significant
+/// digits, so 1.1 prints as 1.1000000000000001), "inf"/"-inf" spelled out.
 pub fn format_double(v: f64) -> Vec<u8> {
     if v.is_infinite() {
         return if v > 0.0 { b"inf".to_vec() } else { b"-inf".to_vec() };
     }
-    format_human_float(v)
+    format_g17(v)
+}
+
+/// C's `printf("%.17g", v)`. Rust's exact formatting rounds half to even on the exact
+/// binary value, as glibc does.
+pub fn format_g17(v: f64) -> Vec<u8> {
+    if v.is_nan() {
+        return if v.is_sign_negative() { b"-nan".to_vec() } else { b"nan".to_vec() };
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { b"inf".to_vec() } else { b"-inf".to_vec() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { b"-0".to_vec() } else { b"0".to_vec() };
+    }
+    let s = alloc::format!("{:.16e}", v);
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let neg = mant.starts_with('-');
+    let digits: Vec<u8> = mant.bytes().filter(|c| c.is_ascii_digit()).collect();
+    let mut out = Vec::with_capacity(26);
+    if neg {
+        out.push(b'-');
+    }
+    if !(-4..17).contains(&exp) {
+        let mut d = digits.as_slice();
+        while d.len() > 1 && d[d.len() - 1] == b'0' {
+            d = &d[..d.len() - 1];
+        }
+        out.push(d[0]);
+        if d.len() > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&d[1..]);
+        }
+        out.push(b'e');
+        out.push(if exp < 0 { b'-' } else { b'+' });
+        let e = exp.unsigned_abs();
+        if e < 10 {
+            out.push(b'0');
+        }
+        out.extend_from_slice(alloc::format!("{}", e).as_bytes());
+    } else {
+        let mut body: Vec<u8> = Vec::with_capacity(24);
+        let point;
+        if exp < 0 {
+            body.push(b'0');
+            body.extend(core::iter::repeat_n(b'0', (-exp - 1) as usize));
+            point = 1;
+            body.extend_from_slice(&digits);
+        } else {
+            body.extend_from_slice(&digits);
+            point = exp as usize + 1;
+        }
+        let (int, frac) = body.split_at(point);
+        out.extend_from_slice(int);
+        let mut frac = frac;
+        while let [rest @ .., b'0'] = frac {
+            frac = rest;
+        }
+        if !frac.is_empty() {
+            out.push(b'.');
+            out.extend_from_slice(frac);
+        }
+    }
+    out
 }
 
 /// Glob-style matching with Redis's `stringmatchlen` semantics (`*`, `?`, `[...]`, `\`).
@@ -339,5 +404,30 @@ mod tests {
         assert_eq!(parse_f64(b"1e3"), Some(1000.0));
         assert_eq!(parse_f64(b" 1"), None);
         assert_eq!(parse_f64(b"nan"), None);
+    }
+
+    #[test]
+    fn g17() {
+        let cases: &[(f64, &str)] = &[
+            (1.1, "1.1000000000000001"),
+            (1e-5, "1.0000000000000001e-05"),
+            (0.1, "0.10000000000000001"),
+            (1.5e15, "1500000000000000"),
+            (1e16, "10000000000000000"),
+            (1e17, "1e+17"),
+            (123456789012345678.0, "1.2345678901234568e+17"),
+            (1e20, "1e+20"),
+            (-0.0, "-0"),
+            (3.0, "3"),
+            (-2.5, "-2.5"),
+            (0.0001, "0.0001"),
+            (0.00001, "1.0000000000000001e-05"),
+            (1125899906842624.25, "1125899906842624.2"),
+            (9.9999999999999694e-311, "9.9999999999999694e-311"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(core::str::from_utf8(&format_g17(*v)).unwrap(), *want, "{v:e}");
+        }
     }
 }

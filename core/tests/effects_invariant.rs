@@ -100,6 +100,32 @@ fn set_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
+fn zset_cmd() -> impl Strategy<Value = Vec<String>> {
+    let member = || prop::sample::select(&["a", "b", "c", "d", "-0", ""][..]).prop_map(String::from);
+    let score = || prop::sample::select(&["1", "2", "-1", "0", "-0", "1.5", "inf", "-inf", "0.1"][..]).prop_map(String::from);
+    let opt = || prop::sample::select(&["NX", "XX", "GT", "LT", "CH", "INCR"][..]).prop_map(String::from);
+    prop_oneof![
+        (key(), score(), member()).prop_map(|(k, s, m)| vec!["ZADD".into(), k, s, m]),
+        (key(), opt(), score(), member()).prop_map(|(k, o, s, m)| vec!["ZADD".into(), k, o, s, m]),
+        (key(), score(), member()).prop_map(|(k, s, m)| vec!["ZINCRBY".into(), k, s, m]),
+        (key(), member(), member()).prop_map(|(k, a, b)| vec!["ZREM".into(), k, a, b]),
+        (key(), 0u32..300).prop_map(|(k, i)| vec!["ZADD".into(), k, (i % 7).to_string(), format!("m{i}")]),
+        (key(), prop::option::of(0i64..4)).prop_map(|(k, c)| { let mut v = vec!["ZPOPMIN".into(), k]; v.extend(c.map(|c| c.to_string())); v }),
+        (key(), 0i64..4).prop_map(|(k, c)| vec!["ZPOPMAX".into(), k, c.to_string()]),
+        (key(), key(), 1i64..3).prop_map(|(a, b, c)| vec!["ZMPOP".into(), "2".into(), a, b, "MAX".into(), "COUNT".into(), c.to_string()]),
+        (key(), key(), -2i64..3).prop_map(|(d, s, a)| vec!["ZRANGESTORE".into(), d, s, a.to_string(), "-1".into()]),
+        (key(), key(), key()).prop_map(|(d, a, b)| vec!["ZUNIONSTORE".into(), d, "2".into(), a, b, "WEIGHTS".into(), "2".into(), "0.5".into()]),
+        (key(), key(), key()).prop_map(|(d, a, b)| vec!["ZINTERSTORE".into(), d, "2".into(), a, b, "AGGREGATE".into(), "MAX".into()]),
+        (key(), key(), key()).prop_map(|(d, a, b)| vec!["ZDIFFSTORE".into(), d, "2".into(), a, b]),
+        (key(), -3i64..3, -3i64..3).prop_map(|(k, a, b)| vec!["ZREMRANGEBYRANK".into(), k, a.to_string(), b.to_string()]),
+        (key(), score(), score()).prop_map(|(k, a, b)| vec!["ZREMRANGEBYSCORE".into(), k, a, b]),
+        key().prop_map(|k| vec!["ZREMRANGEBYLEX".into(), k, "[b".into(), "+".into()]),
+        key().prop_map(|k| vec!["ZRANDMEMBER".into(), k, "-3".into()]),
+        (key(), 1i64..40).prop_map(|(k, n)| vec!["PEXPIRE".into(), k, n.to_string()]),
+        (key(), key()).prop_map(|(a, b)| vec!["COPY".into(), a, b, "REPLACE".into()]),
+    ]
+}
+
 fn key_cmd() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
         (key(), small_val()).prop_map(|(k, v)| vec!["SET".into(), k, v]),
@@ -175,6 +201,9 @@ proptest! {
 
     #[test]
     fn sets(s in steps(set_cmd().boxed())) { check(&s)?; }
+
+    #[test]
+    fn zsets(s in steps(zset_cmd().boxed())) { check(&s)?; }
 
     #[test]
     fn keyspace(s in steps(key_cmd().boxed())) { check(&s)?; }

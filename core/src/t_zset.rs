@@ -1,0 +1,1836 @@
+//! Sorted sets (Redis's t_zset.c). Two encodings, converted at the points Redis converts:
+//! - "listpack": one packed byte buffer of (member, score) entries in (score, member) order,
+//!   for sets of at most `zset-max-listpack-entries` members no longer than
+//!   `zset-max-listpack-value` bytes; linear scans, like Redis's listpack.
+//! - "skiplist": a member → score `Dict` plus the `SkipList` ordered by (score, member),
+//!   for O(log n) inserts, deletes, ranks and range starts.
+//!
+//! Every read by rank/score/lex goes through one `View`: a partition point (how many
+//! elements come before a bound) and a walk over a rank range, so both encodings share the
+//! range logic.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+
+use crate::ctx::Ctx;
+use crate::dict::Dict;
+use crate::engine::State;
+use crate::object::Value;
+use crate::t_string::WRONGTYPE;
+use crate::util::{eq_ic, parse_i64};
+use crate::zskiplist::{NIL, SkipList, cmp_entry};
+
+// ---------------------------------------------------------------- listpack encoding
+
+/// Packed entries: varint(member length) | member | score, where score is a varint `v`:
+/// even → the integer `unzigzag(v >> 1)`; 1 → an f64 (8 bytes LE) follows; 3 → an i64
+/// (8 bytes LE) follows. Integral scores within ±2^62 are stored as integers, like Redis's
+/// `double2ll`, which also turns -0 into 0.
+#[derive(Clone, Default)]
+pub struct Listpack {
+    buf: Vec<u8>,
+    n: u32,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(b: &[u8], mut pos: usize) -> (u64, usize) {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let c = b[pos];
+        pos += 1;
+        v |= ((c & 0x7f) as u64) << shift;
+        if c & 0x80 == 0 {
+            return (v, pos);
+        }
+        shift += 7;
+    }
+}
+
+const LP_INT_LIMIT: f64 = 4_611_686_018_427_387_904.0; // 2^62, Redis's LLONG_MAX/2 as a double
+
+/// The integer Redis's listpack would store a score as, if any.
+fn score_as_int(s: f64) -> Option<i64> {
+    if (-LP_INT_LIMIT..=LP_INT_LIMIT).contains(&s) && s == (s as i64) as f64 { Some(s as i64) } else { None }
+}
+
+fn put_score(out: &mut Vec<u8>, s: f64) {
+    match score_as_int(s) {
+        Some(i) if (-(1i64 << 61)..(1i64 << 61)).contains(&i) => {
+            let zz = ((i << 1) ^ (i >> 63)) as u64;
+            put_varint(out, zz << 1);
+        }
+        Some(i) => {
+            out.push(3);
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        None => {
+            out.push(1);
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+    }
+}
+
+/// A decoded score: its value and whether the listpack holds it as an integer.
+fn get_score(b: &[u8], pos: usize) -> (f64, bool, usize) {
+    let (v, p) = get_varint(b, pos);
+    match v {
+        1 => (f64::from_le_bytes(b[p..p + 8].try_into().unwrap()), false, p + 8),
+        3 => (i64::from_le_bytes(b[p..p + 8].try_into().unwrap()) as f64, true, p + 8),
+        _ => {
+            let zz = v >> 1;
+            let i = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
+            (i as f64, true, p)
+        }
+    }
+}
+
+/// One listpack entry: byte range, member range, score.
+#[derive(Clone, Copy)]
+struct LpEntry {
+    start: usize,
+    end: usize,
+    m: (usize, usize),
+    score: f64,
+    int: bool,
+}
+
+impl Listpack {
+    pub fn len(&self) -> usize {
+        self.n as usize
+    }
+
+    fn entry_at(&self, pos: usize) -> LpEntry {
+        let (ml, p) = get_varint(&self.buf, pos);
+        let m = (p, p + ml as usize);
+        let (score, int, end) = get_score(&self.buf, m.1);
+        LpEntry { start: pos, end, m, score, int }
+    }
+
+    fn entries(&self) -> Vec<LpEntry> {
+        let mut out = Vec::with_capacity(self.n as usize);
+        let mut pos = 0;
+        while pos < self.buf.len() {
+            let e = self.entry_at(pos);
+            pos = e.end;
+            out.push(e);
+        }
+        out
+    }
+
+    fn member(&self, e: &LpEntry) -> &[u8] {
+        &self.buf[e.m.0..e.m.1]
+    }
+
+    fn find(&self, member: &[u8]) -> Option<LpEntry> {
+        let mut pos = 0;
+        while pos < self.buf.len() {
+            let e = self.entry_at(pos);
+            if self.member(&e) == member {
+                return Some(e);
+            }
+            pos = e.end;
+        }
+        None
+    }
+
+    /// Inserts a member known to be absent, keeping (score, member) order. The buffer is
+    /// grown exactly (no slack), as Redis reallocates a listpack to its size.
+    fn insert(&mut self, member: &[u8], score: f64) {
+        let mut pos = 0;
+        while pos < self.buf.len() {
+            let e = self.entry_at(pos);
+            if cmp_entry(e.score, self.member(&e), score, member) == Ordering::Greater {
+                break;
+            }
+            pos = e.end;
+        }
+        let mut enc = Vec::with_capacity(member.len() + 12);
+        put_varint(&mut enc, member.len() as u64);
+        enc.extend_from_slice(member);
+        put_score(&mut enc, score);
+        self.buf.reserve_exact(enc.len());
+        self.buf.splice(pos..pos, enc);
+        self.n += 1;
+    }
+
+    fn remove_bytes(&mut self, start: usize, end: usize, count: usize) {
+        self.buf.drain(start..end);
+        self.buf.shrink_to_fit();
+        self.n -= count as u32;
+    }
+
+    /// Pairs as ZSCAN reports them: integer scores printed as integers, others with %.17g.
+    fn scan_pairs(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.entries()
+            .iter()
+            .map(|e| {
+                let s = if e.int { crate::util::int_bytes(e.score as i64) } else { crate::util::format_g17(e.score) };
+                (self.member(e).to_vec(), s)
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------- skiplist encoding
+
+pub struct ZSkip {
+    pub dict: Dict<f64>,
+    pub sl: SkipList,
+}
+
+impl ZSkip {
+    fn new(seed: u64) -> Self {
+        ZSkip { dict: Dict::new(seed), sl: SkipList::new(seed) }
+    }
+    fn insert_new(&mut self, member: &[u8], score: f64) {
+        self.sl.insert(member, score);
+        self.dict.insert_new(member.into(), score);
+    }
+}
+
+// ---------------------------------------------------------------- the value
+
+pub enum ZsetValue {
+    Listpack(Listpack),
+    Skiplist(Box<ZSkip>),
+}
+
+/// ZADD's input flags.
+#[derive(Default, Clone, Copy)]
+pub struct AddFlags {
+    pub incr: bool,
+    pub nx: bool,
+    pub xx: bool,
+    pub gt: bool,
+    pub lt: bool,
+}
+
+/// What `add` did (Redis's ZADD_OUT_*), with the resulting score when it was processed.
+#[derive(PartialEq, Debug)]
+pub enum AddOut {
+    Added(f64),
+    Updated(f64),
+    /// Processed, score unchanged.
+    Same(f64),
+    /// Skipped by NX/XX/GT/LT.
+    Nop,
+    Nan,
+}
+
+/// Conversion thresholds (zset-max-listpack-entries / -value).
+#[derive(Clone, Copy)]
+pub struct Limits {
+    pub entries: usize,
+    pub value: usize,
+    pub seed: u64,
+}
+
+impl Limits {
+    pub fn of(st: &State) -> Limits {
+        Limits { entries: st.config.zset_max_listpack_entries, value: st.config.zset_max_listpack_value, seed: st.seed }
+    }
+}
+
+impl ZsetValue {
+    /// An empty set in the encoding ZADD would create for a first member of `first_len` bytes.
+    pub fn new_for(lim: Limits, first_len: usize) -> ZsetValue {
+        if lim.entries == 0 || lim.value < first_len {
+            ZsetValue::Skiplist(Box::new(ZSkip::new(lim.seed)))
+        } else {
+            ZsetValue::Listpack(Listpack::default())
+        }
+    }
+
+    pub fn new_listpack() -> ZsetValue {
+        ZsetValue::Listpack(Listpack::default())
+    }
+
+    pub fn new_skiplist(seed: u64) -> ZsetValue {
+        ZsetValue::Skiplist(Box::new(ZSkip::new(seed)))
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ZsetValue::Listpack(l) => l.len(),
+            ZsetValue::Skiplist(z) => z.sl.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            ZsetValue::Listpack(_) => "listpack",
+            ZsetValue::Skiplist(_) => "skiplist",
+        }
+    }
+
+    pub fn is_listpack(&self) -> bool {
+        matches!(self, ZsetValue::Listpack(_))
+    }
+
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        match self {
+            ZsetValue::Listpack(l) => l.find(member).map(|e| e.score),
+            ZsetValue::Skiplist(z) => z.dict.get(member).copied(),
+        }
+    }
+
+    /// Visits every element in ascending order.
+    pub fn for_each<F: FnMut(&[u8], f64)>(&self, mut f: F) {
+        match self {
+            ZsetValue::Listpack(l) => {
+                for e in l.entries() {
+                    f(l.member(&e), e.score)
+                }
+            }
+            ZsetValue::Skiplist(z) => z.sl.for_each(f),
+        }
+    }
+
+    pub fn to_skiplist(&mut self, seed: u64) {
+        if let ZsetValue::Listpack(l) = self {
+            let mut z = ZSkip::new(seed);
+            for e in l.entries() {
+                z.insert_new(l.member(&e), e.score);
+            }
+            *self = ZsetValue::Skiplist(Box::new(z));
+        }
+    }
+
+    pub fn to_listpack(&mut self) {
+        if let ZsetValue::Skiplist(z) = self {
+            let mut l = Listpack::default();
+            z.sl.for_each(|m, s| {
+                // Appending in order: entries are already sorted.
+                let mut enc = Vec::with_capacity(m.len() + 12);
+                put_varint(&mut enc, m.len() as u64);
+                enc.extend_from_slice(m);
+                put_score(&mut enc, s);
+                l.buf.extend_from_slice(&enc);
+                l.n += 1;
+            });
+            l.buf.shrink_to_fit();
+            *self = ZsetValue::Listpack(l);
+        }
+    }
+
+    /// Redis's zsetAdd.
+    pub fn add(&mut self, member: &[u8], score: f64, f: AddFlags, lim: Limits) -> AddOut {
+        if score.is_nan() {
+            return AddOut::Nan;
+        }
+        match self.score(member) {
+            Some(cur) => {
+                if f.nx {
+                    return AddOut::Nop;
+                }
+                let mut s = score;
+                if f.incr {
+                    s += cur;
+                    if s.is_nan() {
+                        return AddOut::Nan;
+                    }
+                }
+                if (f.lt && s >= cur) || (f.gt && s <= cur) {
+                    return AddOut::Nop;
+                }
+                if s == cur {
+                    return AddOut::Same(s);
+                }
+                match self {
+                    ZsetValue::Listpack(l) => {
+                        let e = l.find(member).unwrap();
+                        l.remove_bytes(e.start, e.end, 1);
+                        l.insert(member, s);
+                    }
+                    ZsetValue::Skiplist(z) => {
+                        z.sl.remove(member, cur);
+                        z.sl.insert(member, s);
+                        *z.dict.get_mut(member).unwrap() = s;
+                    }
+                }
+                AddOut::Updated(s)
+            }
+            None => {
+                if f.xx {
+                    return AddOut::Nop;
+                }
+                if let ZsetValue::Listpack(l) = self {
+                    if l.len() + 1 > lim.entries || member.len() > lim.value {
+                        self.to_skiplist(lim.seed);
+                    }
+                }
+                match self {
+                    ZsetValue::Listpack(l) => l.insert(member, score),
+                    ZsetValue::Skiplist(z) => z.insert_new(member, score),
+                }
+                AddOut::Added(score)
+            }
+        }
+    }
+
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match self {
+            ZsetValue::Listpack(l) => match l.find(member) {
+                Some(e) => {
+                    l.remove_bytes(e.start, e.end, 1);
+                    true
+                }
+                None => false,
+            },
+            ZsetValue::Skiplist(z) => match z.dict.remove(member) {
+                Some((_, s)) => {
+                    z.sl.remove(member, s);
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// 0-based ascending rank.
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        match self {
+            ZsetValue::Listpack(l) => l.entries().iter().position(|e| l.member(e) == member),
+            ZsetValue::Skiplist(z) => z.dict.get(member).map(|&s| z.sl.rank_of(member, s)),
+        }
+    }
+
+    /// Removes the elements at 0-based ranks lo..hi.
+    pub fn remove_rank_range(&mut self, lo: usize, hi: usize) -> usize {
+        if lo >= hi || lo >= self.len() {
+            return 0;
+        }
+        let hi = hi.min(self.len());
+        match self {
+            ZsetValue::Listpack(l) => {
+                let es = l.entries();
+                l.remove_bytes(es[lo].start, es[hi - 1].end, hi - lo);
+                hi - lo
+            }
+            ZsetValue::Skiplist(z) => {
+                let dict = &mut z.dict;
+                z.sl.remove_rank_range(lo, hi, |m, _| {
+                    dict.remove(m);
+                })
+            }
+        }
+    }
+
+    pub fn view(&self) -> View<'_> {
+        match self {
+            ZsetValue::Listpack(l) => View::Lp(l.entries().iter().map(|e| (l.member(e), e.score)).collect()),
+            ZsetValue::Skiplist(z) => View::Sl(&z.sl),
+        }
+    }
+
+    pub fn duplicate(&self, seed: u64) -> ZsetValue {
+        match self {
+            ZsetValue::Listpack(l) => ZsetValue::Listpack(l.clone()),
+            ZsetValue::Skiplist(z) => {
+                let mut n = ZSkip::new(seed);
+                z.sl.for_each(|m, s| n.insert_new(m, s));
+                ZsetValue::Skiplist(Box::new(n))
+            }
+        }
+    }
+
+    /// (member, score text) pairs for ZSCAN of a listpack.
+    fn scan_pairs(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        match self {
+            ZsetValue::Listpack(l) => l.scan_pairs(),
+            ZsetValue::Skiplist(_) => Vec::new(),
+        }
+    }
+
+    /// A uniformly random element.
+    fn random(&self, rng: &mut crate::util::Rng) -> (Vec<u8>, f64) {
+        let i = rng.below(self.len() as u64) as usize;
+        match self {
+            ZsetValue::Listpack(l) => {
+                let e = l.entries()[i];
+                (l.member(&e).to_vec(), e.score)
+            }
+            ZsetValue::Skiplist(z) => {
+                let (m, s) = z.sl.get(z.sl.at_rank(i));
+                (m.to_vec(), s)
+            }
+        }
+    }
+}
+
+/// An ordered read view of either encoding.
+pub enum View<'a> {
+    Lp(Vec<(&'a [u8], f64)>),
+    Sl(&'a SkipList),
+}
+
+impl<'a> View<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            View::Lp(v) => v.len(),
+            View::Sl(s) => s.len(),
+        }
+    }
+
+    /// How many leading elements satisfy the monotone predicate `before`.
+    pub fn partition_point<F: Fn(f64, &[u8]) -> bool>(&self, before: F) -> usize {
+        match self {
+            View::Lp(v) => v.partition_point(|(m, s)| before(*s, m)),
+            View::Sl(s) => s.partition_point(before),
+        }
+    }
+
+    /// Walks ranks lo..hi ascending (or descending when `rev`).
+    pub fn walk<F: FnMut(&[u8], f64)>(&self, lo: usize, hi: usize, rev: bool, mut f: F) {
+        if lo >= hi {
+            return;
+        }
+        match self {
+            View::Lp(v) => {
+                if rev {
+                    v[lo..hi].iter().rev().for_each(|(m, s)| f(m, *s))
+                } else {
+                    v[lo..hi].iter().for_each(|(m, s)| f(m, *s))
+                }
+            }
+            View::Sl(sl) => {
+                let mut n = sl.at_rank(if rev { hi - 1 } else { lo });
+                for _ in lo..hi {
+                    if n == NIL {
+                        break;
+                    }
+                    let (m, s) = sl.get(n);
+                    f(m, s);
+                    n = if rev { sl.prev(n) } else { sl.next(n) };
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- argument parsing
+
+/// A score argument (ZADD, ZINCRBY, WEIGHTS) like Redis's `string2d`: the whole string is
+/// a number strtod accepts, no leading space, no NaN, no overflow to ±inf unless spelled
+/// "inf", no underflow of a non-zero number to 0.
+pub fn parse_score(a: &[u8]) -> Option<f64> {
+    let v = crate::t_string::parse_float_strict(a)?;
+    if v == 0.0 {
+        let mant = a.iter().take_while(|c| !matches!(c, b'e' | b'E' | b'p' | b'P'));
+        let hex = a.len() > 2 && (a.starts_with(b"0x") || a.starts_with(b"0X") || a[1..].starts_with(b"0x") || a[1..].starts_with(b"0X"));
+        let nonzero = mant.filter(|c| **c != b'x' && **c != b'X').any(|c| if hex { c.is_ascii_hexdigit() && *c != b'0' } else { (b'1'..=b'9').contains(c) });
+        if nonzero {
+            return None;
+        }
+    }
+    Some(v)
+}
+
+/// One end of a score range, like Redis's zslParseRange (plain strtod: leading spaces,
+/// overflow to inf and "" as 0 are all accepted; NaN is not).
+fn parse_range_item(a: &[u8]) -> Option<(f64, bool)> {
+    let (ex, body) = match a.first() {
+        Some(b'(') => (true, &a[1..]),
+        _ => (false, a),
+    };
+    // strtod stops at a NUL: what follows it is never seen.
+    let body = match body.iter().position(|&c| c == 0) {
+        Some(i) => &body[..i],
+        None => body,
+    };
+    if body.is_empty() {
+        return Some((0.0, ex));
+    }
+    let trimmed = {
+        let i = body.iter().position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')).unwrap_or(body.len());
+        &body[i..]
+    };
+    if trimmed.is_empty() {
+        return None;
+    }
+    let v = crate::util::parse_f64(trimmed)?;
+    Some((v, ex))
+}
+
+#[derive(Clone, Copy)]
+pub struct ScoreRange {
+    pub min: f64,
+    pub max: f64,
+    pub minex: bool,
+    pub maxex: bool,
+}
+
+impl ScoreRange {
+    pub fn parse(min: &[u8], max: &[u8]) -> Option<ScoreRange> {
+        let (min, minex) = parse_range_item(min)?;
+        let (max, maxex) = parse_range_item(max)?;
+        Some(ScoreRange { min, max, minex, maxex })
+    }
+    fn gte_min(&self, v: f64) -> bool {
+        if self.minex { v > self.min } else { v >= self.min }
+    }
+    fn lte_max(&self, v: f64) -> bool {
+        if self.maxex { v < self.max } else { v <= self.max }
+    }
+    fn empty(&self) -> bool {
+        self.min > self.max || (self.min == self.max && (self.minex || self.maxex))
+    }
+    /// Ranks lo..hi of the elements in range.
+    fn bounds(&self, v: &View<'_>) -> (usize, usize) {
+        if self.empty() {
+            return (0, 0);
+        }
+        let lo = v.partition_point(|s, _| !self.gte_min(s));
+        let hi = v.partition_point(|s, _| self.lte_max(s));
+        (lo, hi.max(lo))
+    }
+}
+
+#[derive(Clone)]
+enum LexItem {
+    Min,
+    Max,
+    Val(Vec<u8>),
+}
+
+/// Redis's sdscmplex: "-" below everything, "+" above.
+fn cmp_lex(a: &LexItem, b: &[u8]) -> Ordering {
+    match a {
+        LexItem::Min => Ordering::Less,
+        LexItem::Max => Ordering::Greater,
+        LexItem::Val(v) => v.as_slice().cmp(b),
+    }
+}
+
+#[derive(Clone)]
+pub struct LexRange {
+    min: LexItem,
+    minex: bool,
+    max: LexItem,
+    maxex: bool,
+}
+
+fn parse_lex_item(a: &[u8]) -> Option<(LexItem, bool)> {
+    match a.first()? {
+        b'+' if a.len() == 1 => Some((LexItem::Max, true)),
+        b'-' if a.len() == 1 => Some((LexItem::Min, true)),
+        b'(' => Some((LexItem::Val(a[1..].to_vec()), true)),
+        b'[' => Some((LexItem::Val(a[1..].to_vec()), false)),
+        _ => None,
+    }
+}
+
+impl LexRange {
+    pub fn parse(min: &[u8], max: &[u8]) -> Option<LexRange> {
+        let (min, minex) = parse_lex_item(min)?;
+        let (max, maxex) = parse_lex_item(max)?;
+        Some(LexRange { min, minex, max, maxex })
+    }
+    fn gte_min(&self, m: &[u8]) -> bool {
+        // value vs min, i.e. the reverse of cmp_lex(min, value).
+        let c = cmp_lex(&self.min, m).reverse();
+        if self.minex { c == Ordering::Greater } else { c != Ordering::Less }
+    }
+    fn lte_max(&self, m: &[u8]) -> bool {
+        let c = cmp_lex(&self.max, m).reverse();
+        if self.maxex { c == Ordering::Less } else { c != Ordering::Greater }
+    }
+    fn empty(&self) -> bool {
+        let c = match (&self.min, &self.max) {
+            (LexItem::Min, LexItem::Min) | (LexItem::Max, LexItem::Max) => Ordering::Equal,
+            (LexItem::Min, _) | (_, LexItem::Max) => Ordering::Less,
+            (LexItem::Max, _) | (_, LexItem::Min) => Ordering::Greater,
+            (LexItem::Val(a), LexItem::Val(b)) => a.cmp(b),
+        };
+        c == Ordering::Greater || (c == Ordering::Equal && (self.minex || self.maxex))
+    }
+    /// Ranks lo..hi of the elements in range. Like Redis, this assumes the members in the
+    /// range share one score (the documented precondition of the BYLEX commands); the
+    /// partition points are well defined either way.
+    fn bounds(&self, v: &View<'_>) -> (usize, usize) {
+        if self.empty() {
+            return (0, 0);
+        }
+        let lo = v.partition_point(|_, m| !self.gte_min(m));
+        let hi = v.partition_point(|_, m| self.lte_max(m));
+        (lo, hi.max(lo))
+    }
+}
+
+/// Ranks lo..hi of a lex range. A listpack is scanned the way Redis scans it (from the
+/// first element >= min forward while <= max, or from the last element <= max backward
+/// while >= min when `rev`), which matters when the range spans different scores: BYLEX
+/// is only defined for members of one score, and Redis's answer otherwise follows its
+/// walk. A skiplist uses the descent (partition points), as Redis's zslFirstInLexRange.
+fn lex_bounds(r: &LexRange, v: &View<'_>, rev: bool) -> (usize, usize) {
+    let View::Lp(items) = v else { return r.bounds(v) };
+    let n = items.len();
+    if r.empty() || n == 0 || !r.gte_min(items[n - 1].0) || !r.lte_max(items[0].0) {
+        return (0, 0);
+    }
+    if !rev {
+        let Some(lo) = items.iter().position(|(m, _)| r.gte_min(m)) else { return (0, 0) };
+        let run = items[lo..].iter().take_while(|(m, _)| r.lte_max(m)).count();
+        (lo, lo + run)
+    } else {
+        let Some(last) = items.iter().rposition(|(m, _)| r.lte_max(m)) else { return (0, 0) };
+        let run = items[..=last].iter().rev().take_while(|(m, _)| r.gte_min(m)).count();
+        (last + 1 - run, last + 1)
+    }
+}
+
+// ---------------------------------------------------------------- lookups
+
+fn zset_of<'s>(st: &'s State, db: usize, key: &[u8]) -> &'s ZsetValue {
+    match &st.dbs[db].keys.get(key).expect("checked").val {
+        Value::Zset(z) => z,
+        _ => unreachable!("checked"),
+    }
+}
+
+/// The set and the shared RNG at once (disjoint fields of the state).
+fn zset_and_rng<'s>(st: &'s mut State, db: usize, key: &[u8]) -> (&'s ZsetValue, &'s mut crate::util::Rng) {
+    let z = match &st.dbs[db].keys.get(key).expect("checked").val {
+        Value::Zset(z) => z,
+        _ => unreachable!("checked"),
+    };
+    (z, &mut st.rng)
+}
+
+fn zset_mut<'s>(st: &'s mut State, db: usize, key: &[u8]) -> &'s mut ZsetValue {
+    match &mut st.dbs[db].keys.get_mut(key).expect("checked").val {
+        Value::Zset(z) => z,
+        _ => unreachable!("checked"),
+    }
+}
+
+/// Reads a key: Ok(true) for a zset, Ok(false) if missing, Err after a WRONGTYPE reply.
+fn lookup_read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, ()> {
+    let db = ctx.db();
+    match ctx.st.read(db, key, ctx.fx) {
+        None => Ok(false),
+        Some(e) if matches!(e.val, Value::Zset(_)) => Ok(true),
+        Some(_) => {
+            ctx.reply.error(WRONGTYPE);
+            Err(())
+        }
+    }
+}
+
+fn lookup_write(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, ()> {
+    let db = ctx.db();
+    match ctx.st.write(db, key, ctx.fx) {
+        None => Ok(false),
+        Some(e) if matches!(e.val, Value::Zset(_)) => Ok(true),
+        Some(_) => {
+            ctx.reply.error(WRONGTYPE);
+            Err(())
+        }
+    }
+}
+
+/// Drops the key if the set became empty; returns whether it did.
+fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> bool {
+    let db = ctx.db();
+    if zset_of(ctx.st, db, key).is_empty() {
+        ctx.st.dbs[db].remove(key);
+        return true;
+    }
+    false
+}
+
+/// Writes a computed set to `dst` (setKey: replaces any value and its TTL), or deletes
+/// `dst` when the result is empty. Returns the reply count.
+fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], z: ZsetValue) -> usize {
+    let db = ctx.db();
+    let n = z.len();
+    if n > 0 {
+        ctx.st.set_value(db, dst, Value::Zset(z), false);
+        ctx.dirty += 1;
+    } else {
+        ctx.st.expire_if_needed(db, dst, ctx.fx);
+        if ctx.st.delete(db, dst).is_some() {
+            ctx.dirty += 1;
+        }
+    }
+    n
+}
+
+// ---------------------------------------------------------------- ZADD / ZINCRBY / ZREM
+
+fn zadd_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], incr_cmd: bool) {
+    let mut f = AddFlags { incr: incr_cmd, ..AddFlags::default() };
+    let mut ch = false;
+    let mut idx = 2;
+    while idx < argv.len() {
+        let o = argv[idx];
+        if eq_ic(o, b"nx") {
+            f.nx = true
+        } else if eq_ic(o, b"xx") {
+            f.xx = true
+        } else if eq_ic(o, b"ch") {
+            ch = true
+        } else if eq_ic(o, b"incr") {
+            f.incr = true
+        } else if eq_ic(o, b"gt") {
+            f.gt = true
+        } else if eq_ic(o, b"lt") {
+            f.lt = true
+        } else {
+            break;
+        }
+        idx += 1;
+    }
+    let elements = argv.len() - idx;
+    if elements % 2 == 1 || elements == 0 {
+        return ctx.syntax_error();
+    }
+    let elements = elements / 2;
+    if f.nx && f.xx {
+        return ctx.err("ERR XX and NX options at the same time are not compatible");
+    }
+    if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+        return ctx.err("ERR GT, LT, and/or NX options at the same time are not compatible");
+    }
+    if f.incr && elements > 1 {
+        return ctx.err("ERR INCR option supports a single increment-element pair");
+    }
+    let mut scores = Vec::with_capacity(elements);
+    for j in 0..elements {
+        match parse_score(argv[idx + 2 * j]) {
+            Some(s) => scores.push(s),
+            None => return ctx.not_float(),
+        }
+    }
+    let key = argv[1];
+    let Ok(exists) = lookup_write(ctx, key) else { return };
+    let db = ctx.db();
+    let lim = Limits::of(ctx.st);
+    if !exists {
+        if f.xx {
+            return if f.incr { ctx.reply.null() } else { ctx.reply.int(0) };
+        }
+        let z = ZsetValue::new_for(lim, argv[idx + 1].len());
+        let lru = ctx.st.lru_clock();
+        ctx.st.dbs[db].add(key, Value::Zset(z), lru);
+    }
+    let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
+    let mut last = 0.0;
+    let mut nan = false;
+    {
+        let z = zset_mut(ctx.st, db, key);
+        for j in 0..elements {
+            match z.add(argv[idx + 2 * j + 1], scores[j], f, lim) {
+                AddOut::Nan => {
+                    nan = true;
+                    break;
+                }
+                AddOut::Added(s) => {
+                    added += 1;
+                    processed += 1;
+                    last = s;
+                }
+                AddOut::Updated(s) => {
+                    updated += 1;
+                    processed += 1;
+                    last = s;
+                }
+                AddOut::Same(s) => {
+                    processed += 1;
+                    last = s;
+                }
+                AddOut::Nop => {}
+            }
+        }
+    }
+    if added + updated > 0 {
+        ctx.st.touch_watched(db, key);
+        ctx.dirty += (added + updated) as u64;
+    }
+    if nan {
+        drop_if_empty(ctx, key);
+        return ctx.err("ERR resulting score is not a number (NaN)");
+    }
+    if f.incr {
+        if processed > 0 { ctx.reply.double(last) } else { ctx.reply.null() }
+    } else {
+        ctx.reply.int(if ch { added + updated } else { added });
+    }
+}
+
+pub fn zadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zadd_generic(ctx, argv, false)
+}
+
+pub fn zincrby(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zadd_generic(ctx, argv, true)
+}
+
+pub fn zrem(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let key = argv[1];
+    match lookup_write(ctx, key) {
+        Err(()) => return,
+        Ok(false) => return ctx.reply.int(0),
+        Ok(true) => {}
+    }
+    let db = ctx.db();
+    let mut deleted = 0;
+    {
+        let z = zset_mut(ctx.st, db, key);
+        for m in &argv[2..] {
+            if z.remove(m) {
+                deleted += 1;
+            }
+            if z.is_empty() {
+                break;
+            }
+        }
+    }
+    if deleted > 0 {
+        drop_if_empty(ctx, key);
+        ctx.st.touch_watched(db, key);
+        ctx.dirty += deleted;
+    }
+    ctx.reply.int(deleted as i64);
+}
+
+// ---------------------------------------------------------------- simple reads
+
+pub fn zcard(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    match lookup_read(ctx, argv[1]) {
+        Err(()) => {}
+        Ok(false) => ctx.reply.int(0),
+        Ok(true) => {
+            let n = zset_of(ctx.st, ctx.client.db, argv[1]).len();
+            ctx.reply.int(n as i64)
+        }
+    }
+}
+
+pub fn zscore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    match lookup_read(ctx, argv[1]) {
+        Err(()) => {}
+        Ok(false) => ctx.reply.null(),
+        Ok(true) => match zset_of(ctx.st, ctx.client.db, argv[1]).score(argv[2]) {
+            Some(s) => ctx.reply.double(s),
+            None => ctx.reply.null(),
+        },
+    }
+}
+
+pub fn zmscore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Ok(exists) = lookup_read(ctx, argv[1]) else { return };
+    ctx.reply.array(argv.len() - 2);
+    for m in &argv[2..] {
+        let s = if exists { zset_of(ctx.st, ctx.client.db, argv[1]).score(m) } else { None };
+        match s {
+            Some(s) => ctx.reply.double(s),
+            None => ctx.reply.null(),
+        }
+    }
+}
+
+fn zrank_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], rev: bool) {
+    match lookup_read(ctx, argv[1]) {
+        Err(()) => {}
+        Ok(false) => ctx.reply.null(),
+        Ok(true) => {
+            let z = zset_of(ctx.st, ctx.client.db, argv[1]);
+            match z.rank(argv[2]) {
+                Some(r) => {
+                    let r = if rev { z.len() - 1 - r } else { r };
+                    ctx.reply.int(r as i64)
+                }
+                None => ctx.reply.null(),
+            }
+        }
+    }
+}
+
+pub fn zrank(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrank_generic(ctx, argv, false)
+}
+pub fn zrevrank(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrank_generic(ctx, argv, true)
+}
+
+pub fn zcount(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(r) = ScoreRange::parse(argv[2], argv[3]) else { return ctx.err("ERR min or max is not a float") };
+    match lookup_read(ctx, argv[1]) {
+        Err(()) => {}
+        Ok(false) => ctx.reply.int(0),
+        Ok(true) => {
+            let v = zset_of(ctx.st, ctx.client.db, argv[1]).view();
+            let (lo, hi) = r.bounds(&v);
+            ctx.reply.int((hi - lo) as i64)
+        }
+    }
+}
+
+pub fn zlexcount(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(r) = LexRange::parse(argv[2], argv[3]) else { return ctx.err("ERR min or max not valid string range item") };
+    match lookup_read(ctx, argv[1]) {
+        Err(()) => {}
+        Ok(false) => ctx.reply.int(0),
+        Ok(true) => {
+            let v = zset_of(ctx.st, ctx.client.db, argv[1]).view();
+            let (lo, hi) = lex_bounds(&r, &v, false);
+            ctx.reply.int((hi - lo) as i64)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- ZRANGE family
+
+#[derive(Clone, Copy, PartialEq)]
+enum RangeType {
+    Auto,
+    Rank,
+    Score,
+    Lex,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Dir {
+    Auto,
+    Fwd,
+    Rev,
+}
+
+/// Where range results go: the client, or a set being stored.
+enum Sink {
+    Client { withscores: bool, items: Vec<(Vec<u8>, f64)> },
+    Store { z: ZsetValue, lim: Limits },
+}
+
+impl Sink {
+    fn emit(&mut self, m: &[u8], s: f64) {
+        match self {
+            Sink::Client { items, .. } => items.push((m.to_vec(), s)),
+            Sink::Store { z, lim } => {
+                z.add(m, s, AddFlags::default(), *lim);
+            }
+        }
+    }
+}
+
+/// Replies with (member[, score]) items: flat in RESP2, [member, score] pairs in RESP3.
+fn reply_items(ctx: &mut Ctx<'_>, items: &[(Vec<u8>, f64)], withscores: bool) {
+    let resp3 = ctx.reply.resp3;
+    ctx.reply.array(if withscores && !resp3 { items.len() * 2 } else { items.len() });
+    for (m, s) in items {
+        if withscores && resp3 {
+            ctx.reply.array(2);
+        }
+        ctx.reply.bulk(m);
+        if withscores {
+            ctx.reply.double(*s);
+        }
+    }
+}
+
+/// Redis's zrangeGenericCommand: ZRANGE, ZRANGESTORE and the legacy Z[REV]RANGE[BY*].
+fn zrange_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], start: usize, store: Option<&[u8]>, mut rtype: RangeType, mut dir: Dir) {
+    let key = argv[start];
+    let (mut minidx, mut maxidx) = (start + 1, start + 2);
+    let mut withscores = false;
+    let (mut offset, mut limit) = (0i64, -1i64);
+    let mut j = start + 3;
+    while j < argv.len() {
+        let left = argv.len() - j - 1;
+        let a = argv[j];
+        if store.is_none() && eq_ic(a, b"withscores") {
+            withscores = true;
+        } else if eq_ic(a, b"limit") && left >= 2 {
+            let Some(o) = ctx.int_arg(argv[j + 1]) else { return };
+            let Some(l) = ctx.int_arg(argv[j + 2]) else { return };
+            offset = o;
+            limit = l;
+            j += 2;
+        } else if dir == Dir::Auto && eq_ic(a, b"rev") {
+            dir = Dir::Rev;
+        } else if rtype == RangeType::Auto && eq_ic(a, b"bylex") {
+            rtype = RangeType::Lex;
+        } else if rtype == RangeType::Auto && eq_ic(a, b"byscore") {
+            rtype = RangeType::Score;
+        } else {
+            return ctx.syntax_error();
+        }
+        j += 1;
+    }
+    if dir == Dir::Auto {
+        dir = Dir::Fwd;
+    }
+    if rtype == RangeType::Auto {
+        rtype = RangeType::Rank;
+    }
+    if limit != -1 && rtype == RangeType::Rank {
+        return ctx.err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+    }
+    if withscores && rtype == RangeType::Lex {
+        return ctx.err("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+    }
+    let rev = dir == Dir::Rev;
+    if rev && rtype != RangeType::Rank {
+        core::mem::swap(&mut minidx, &mut maxidx);
+    }
+    let (mut rank_range, mut score_range, mut lex_range) = ((0i64, 0i64), None, None);
+    match rtype {
+        RangeType::Score => match ScoreRange::parse(argv[minidx], argv[maxidx]) {
+            Some(r) => score_range = Some(r),
+            None => return ctx.err("ERR min or max is not a float"),
+        },
+        RangeType::Lex => match LexRange::parse(argv[minidx], argv[maxidx]) {
+            Some(r) => lex_range = Some(r),
+            None => return ctx.err("ERR min or max not valid string range item"),
+        },
+        _ => {
+            let Some(a) = ctx.int_arg(argv[minidx]) else { return };
+            let Some(b) = ctx.int_arg(argv[maxidx]) else { return };
+            rank_range = (a, b);
+        }
+    }
+    let mut sink = match store {
+        Some(_) => Sink::Store { z: ZsetValue::new_listpack(), lim: Limits::of(ctx.st) },
+        None => Sink::Client { withscores, items: Vec::new() },
+    };
+    let exists = match lookup_read(ctx, key) {
+        Err(()) => return,
+        Ok(e) => e,
+    };
+    if exists {
+        let z = zset_of(ctx.st, ctx.client.db, key);
+        let v = z.view();
+        let len = v.len() as i64;
+        let (lo, hi, lim_off, lim_cnt) = match rtype {
+            RangeType::Rank => {
+                let (mut s, mut e) = rank_range;
+                if s < 0 {
+                    s += len;
+                }
+                if e < 0 {
+                    e += len;
+                }
+                if s < 0 {
+                    s = 0;
+                }
+                if s > e || s >= len {
+                    (0, 0, 0, -1)
+                } else {
+                    if e >= len {
+                        e = len - 1;
+                    }
+                    // Ranks count from the tail when reversed.
+                    if rev { ((len - 1 - e) as usize, (len - s) as usize, 0, -1) } else { (s as usize, (e + 1) as usize, 0, -1) }
+                }
+            }
+            RangeType::Score => {
+                let (lo, hi) = score_range.as_ref().unwrap().bounds(&v);
+                (lo, hi, offset, limit)
+            }
+            _ => {
+                let (lo, hi) = lex_bounds(lex_range.as_ref().unwrap(), &v, rev);
+                (lo, hi, offset, limit)
+            }
+        };
+        // LIMIT: a negative offset skips everything (Redis's `while (offset--)` runs off
+        // the end), a negative count means all.
+        let (lo, hi) = if lim_off < 0 {
+            (0, 0)
+        } else {
+            let n = hi - lo;
+            let skip = (lim_off as u64).min(n as u64) as usize;
+            let take = if lim_cnt < 0 { n - skip } else { (lim_cnt as u64).min((n - skip) as u64) as usize };
+            if rev { (hi - skip - take, hi - skip) } else { (lo + skip, lo + skip + take) }
+        };
+        v.walk(lo, hi, rev, |m, s| sink.emit(m, s));
+    }
+    match sink {
+        Sink::Client { withscores, items } => reply_items(ctx, &items, withscores),
+        Sink::Store { z, .. } => {
+            let n = store_result(ctx, store.unwrap(), z);
+            ctx.reply.int(n as i64);
+        }
+    }
+}
+
+pub fn zrange(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrange_generic(ctx, argv, 1, None, RangeType::Auto, Dir::Auto)
+}
+pub fn zrangestore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrange_generic(ctx, argv, 2, Some(argv[1]), RangeType::Auto, Dir::Auto)
+}
+pub fn zrevrange(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrange_generic(ctx, argv, 1, None, RangeType::Rank, Dir::Rev)
+}
+pub fn zrangebyscore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrange_generic(ctx, argv, 1, None, RangeType::Score, Dir::Fwd)
+}
+pub fn zrevrangebyscore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrange_generic(ctx, argv, 1, None, RangeType::Score, Dir::Rev)
+}
+pub fn zrangebylex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrange_generic(ctx, argv, 1, None, RangeType::Lex, Dir::Fwd)
+}
+pub fn zrevrangebylex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zrange_generic(ctx, argv, 1, None, RangeType::Lex, Dir::Rev)
+}
+
+// ---------------------------------------------------------------- ZREMRANGEBY*
+
+fn zremrange_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], rtype: RangeType) {
+    let key = argv[1];
+    let (mut rank_range, mut score_range, mut lex_range) = ((0i64, 0i64), None, None);
+    match rtype {
+        RangeType::Rank => {
+            let Some(a) = ctx.int_arg(argv[2]) else { return };
+            let Some(b) = ctx.int_arg(argv[3]) else { return };
+            rank_range = (a, b);
+        }
+        RangeType::Score => match ScoreRange::parse(argv[2], argv[3]) {
+            Some(r) => score_range = Some(r),
+            None => return ctx.err("ERR min or max is not a float"),
+        },
+        _ => match LexRange::parse(argv[2], argv[3]) {
+            Some(r) => lex_range = Some(r),
+            None => return ctx.err("ERR min or max not valid string range item"),
+        },
+    }
+    match lookup_write(ctx, key) {
+        Err(()) => return,
+        Ok(false) => return ctx.reply.int(0),
+        Ok(true) => {}
+    }
+    let db = ctx.db();
+    let z = zset_mut(ctx.st, db, key);
+    let (lo, hi) = {
+        let v = z.view();
+        let len = v.len() as i64;
+        match rtype {
+            RangeType::Rank => {
+                let (mut s, mut e) = rank_range;
+                if s < 0 {
+                    s += len;
+                }
+                if e < 0 {
+                    e += len;
+                }
+                if s < 0 {
+                    s = 0;
+                }
+                if s > e || s >= len {
+                    (0, 0)
+                } else {
+                    (s as usize, (e.min(len - 1) + 1) as usize)
+                }
+            }
+            RangeType::Score => score_range.as_ref().unwrap().bounds(&v),
+            _ => lex_bounds(lex_range.as_ref().unwrap(), &v, false),
+        }
+    };
+    let deleted = z.remove_rank_range(lo, hi);
+    if deleted > 0 {
+        drop_if_empty(ctx, key);
+        ctx.st.touch_watched(db, key);
+        ctx.dirty += deleted as u64;
+    }
+    ctx.reply.int(deleted as i64);
+}
+
+pub fn zremrangebyrank(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zremrange_generic(ctx, argv, RangeType::Rank)
+}
+pub fn zremrangebyscore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zremrange_generic(ctx, argv, RangeType::Score)
+}
+pub fn zremrangebylex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zremrange_generic(ctx, argv, RangeType::Lex)
+}
+
+// ---------------------------------------------------------------- ZUNION / ZINTER / ZDIFF
+
+#[derive(Clone, Copy, PartialEq)]
+enum SetOp {
+    Union,
+    Inter,
+    Diff,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Aggr {
+    Sum,
+    Min,
+    Max,
+}
+
+fn aggregate(target: &mut f64, val: f64, a: Aggr) {
+    match a {
+        Aggr::Sum => {
+            *target += val;
+            // inf + -inf: Redis keeps the convention that the sum is 0.
+            if target.is_nan() {
+                *target = 0.0;
+            }
+        }
+        Aggr::Min => {
+            if val < *target {
+                *target = val
+            }
+        }
+        Aggr::Max => {
+            if val > *target {
+                *target = val
+            }
+        }
+    }
+}
+
+/// An input of a set operation: its elements in the order Redis iterates them (sorted sets
+/// from the tail), the key it came from, and its weight.
+struct OpSrc {
+    key: usize,
+    items: Vec<(Vec<u8>, f64)>,
+    weight: f64,
+}
+
+/// Elements of a value usable as a set-operation input (score 1 for plain sets); None
+/// for other types.
+fn op_items(v: &Value) -> Option<Vec<(Vec<u8>, f64)>> {
+    match v {
+        Value::Zset(z) => {
+            let mut out = Vec::with_capacity(z.len());
+            z.for_each(|m, s| out.push((m.to_vec(), s)));
+            out.reverse();
+            Some(out)
+        }
+        Value::Set(s) => {
+            let mut out = Vec::with_capacity(s.len());
+            s.for_each(|m| out.push((m.to_vec(), 1.0)));
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+fn zsetop_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], dst: Option<&[u8]>, numkeys_idx: usize, op: SetOp, card_only: bool, name: &str) {
+    let Some(setnum) = ctx.int_arg(argv[numkeys_idx]) else { return };
+    if setnum < 1 {
+        return ctx.err(&alloc::format!("ERR at least 1 input key is needed for '{}' command", name));
+    }
+    if setnum > (argv.len() - (numkeys_idx + 1)) as i64 {
+        return ctx.syntax_error();
+    }
+    let setnum = setnum as usize;
+    let db = ctx.db();
+    let mut srcs: Vec<OpSrc> = Vec::with_capacity(setnum);
+    for i in 0..setnum {
+        let k = argv[numkeys_idx + 1 + i];
+        let items = match ctx.st.read(db, k, ctx.fx) {
+            None => Vec::new(),
+            Some(e) => match op_items(&e.val) {
+                Some(items) => items,
+                None => return ctx.reply.error(WRONGTYPE),
+            },
+        };
+        srcs.push(OpSrc { key: numkeys_idx + 1 + i, items, weight: 1.0 });
+    }
+    let mut aggr = Aggr::Sum;
+    let mut withscores = false;
+    let mut limit: i64 = 0;
+    let mut j = numkeys_idx + 1 + setnum;
+    while j < argv.len() {
+        let remaining = argv.len() - j;
+        let a = argv[j];
+        if op != SetOp::Diff && !card_only && remaining > setnum && eq_ic(a, b"weights") {
+            j += 1;
+            for s in srcs.iter_mut() {
+                match parse_score(argv[j]) {
+                    Some(w) => s.weight = w,
+                    None => return ctx.err("ERR weight value is not a float"),
+                }
+                j += 1;
+            }
+        } else if op != SetOp::Diff && !card_only && remaining >= 2 && eq_ic(a, b"aggregate") {
+            let v = argv[j + 1];
+            aggr = if eq_ic(v, b"sum") {
+                Aggr::Sum
+            } else if eq_ic(v, b"min") {
+                Aggr::Min
+            } else if eq_ic(v, b"max") {
+                Aggr::Max
+            } else {
+                return ctx.syntax_error();
+            };
+            j += 2;
+        } else if dst.is_none() && !card_only && eq_ic(a, b"withscores") {
+            withscores = true;
+            j += 1;
+        } else if card_only && remaining >= 2 && eq_ic(a, b"limit") {
+            match parse_i64(argv[j + 1]) {
+                Some(l) if l >= 0 => limit = l,
+                _ => return ctx.err("ERR LIMIT can't be negative"),
+            }
+            j += 2;
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    if op != SetOp::Diff {
+        // glibc's qsort is a merge sort here: stable.
+        srcs.sort_by_key(|s| s.items.len());
+    }
+    let same_key = |a: &OpSrc, b: &OpSrc| argv[a.key] == argv[b.key];
+    let mut result: Vec<(Vec<u8>, f64)> = Vec::new();
+    let mut cardinality: i64 = 0;
+    match op {
+        SetOp::Inter => {
+            if !srcs[0].items.is_empty() {
+                let lookups: Vec<Option<Dict<f64>>> = srcs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        if i == 0 || same_key(s, &srcs[0]) {
+                            return None;
+                        }
+                        let mut d = Dict::new(ctx.st.seed);
+                        for (m, sc) in &s.items {
+                            d.insert(m, *sc);
+                        }
+                        Some(d)
+                    })
+                    .collect();
+                for (m, sc) in &srcs[0].items {
+                    let mut score = srcs[0].weight * sc;
+                    if score.is_nan() {
+                        score = 0.0;
+                    }
+                    let mut all = true;
+                    for (k, s) in srcs.iter().enumerate().skip(1) {
+                        let v = match &lookups[k] {
+                            None => Some(*sc),
+                            Some(d) => d.get(m).copied(),
+                        };
+                        match v {
+                            Some(v) => aggregate(&mut score, v * s.weight, aggr),
+                            None => {
+                                all = false;
+                                break;
+                            }
+                        }
+                    }
+                    if all {
+                        if card_only {
+                            cardinality += 1;
+                            if limit > 0 && cardinality >= limit {
+                                break;
+                            }
+                        } else {
+                            result.push((m.clone(), score));
+                        }
+                    }
+                }
+            }
+        }
+        SetOp::Union => {
+            let mut acc: Dict<f64> = Dict::new(ctx.st.seed);
+            let mut order: Vec<Vec<u8>> = Vec::new();
+            for s in &srcs {
+                for (m, sc) in &s.items {
+                    let mut score = s.weight * sc;
+                    if score.is_nan() {
+                        score = 0.0;
+                    }
+                    match acc.get_mut(m) {
+                        Some(t) => aggregate(t, score, aggr),
+                        None => {
+                            acc.insert_new(m.as_slice().into(), score);
+                            order.push(m.clone());
+                        }
+                    }
+                }
+            }
+            for m in order {
+                let s = *acc.get(&m).unwrap();
+                result.push((m, s));
+            }
+        }
+        SetOp::Diff => {
+            let first = &srcs[0];
+            if !first.items.is_empty() && !srcs[1..].iter().any(|s| same_key(s, first)) {
+                let mut gone: Dict<()> = Dict::new(ctx.st.seed);
+                for s in &srcs[1..] {
+                    for (m, _) in &s.items {
+                        gone.insert(m, ());
+                    }
+                }
+                for (m, sc) in &first.items {
+                    if !gone.contains_key(m) {
+                        result.push((m.clone(), *sc));
+                    }
+                }
+            }
+        }
+    }
+    if card_only {
+        return ctx.reply.int(cardinality);
+    }
+    // The result as Redis builds it: a skiplist set, ordered by (score, member).
+    let seed = ctx.st.seed;
+    let mut z = ZsetValue::new_skiplist(seed);
+    let (mut maxlen, mut total) = (0usize, 0usize);
+    if let ZsetValue::Skiplist(zs) = &mut z {
+        for (m, s) in &result {
+            maxlen = maxlen.max(m.len());
+            total += m.len();
+            zs.insert_new(m, *s);
+        }
+    }
+    let _ = total;
+    match dst {
+        Some(dst) => {
+            let lim = Limits::of(ctx.st);
+            if z.len() <= lim.entries && maxlen <= lim.value {
+                z.to_listpack();
+            }
+            let n = store_result(ctx, dst, z);
+            ctx.reply.int(n as i64);
+        }
+        None => {
+            let mut items = Vec::with_capacity(z.len());
+            z.for_each(|m, s| items.push((m.to_vec(), s)));
+            reply_items(ctx, &items, withscores);
+        }
+    }
+}
+
+pub fn zunionstore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zsetop_generic(ctx, argv, Some(argv[1]), 2, SetOp::Union, false, "zunionstore")
+}
+pub fn zinterstore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zsetop_generic(ctx, argv, Some(argv[1]), 2, SetOp::Inter, false, "zinterstore")
+}
+pub fn zdiffstore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zsetop_generic(ctx, argv, Some(argv[1]), 2, SetOp::Diff, false, "zdiffstore")
+}
+pub fn zunion(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zsetop_generic(ctx, argv, None, 1, SetOp::Union, false, "zunion")
+}
+pub fn zinter(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zsetop_generic(ctx, argv, None, 1, SetOp::Inter, false, "zinter")
+}
+pub fn zdiff(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zsetop_generic(ctx, argv, None, 1, SetOp::Diff, false, "zdiff")
+}
+pub fn zintercard(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zsetop_generic(ctx, argv, None, 1, SetOp::Inter, true, "zintercard")
+}
+
+// ---------------------------------------------------------------- pops
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Where {
+    Min,
+    Max,
+}
+
+/// Reply shape of a pop (Redis's genericZpopCommand arguments).
+#[derive(Clone, Copy)]
+pub struct PopShape {
+    /// The key name leads the reply (BZPOP*, ZMPOP).
+    pub emit_key: bool,
+    pub nested: bool,
+    /// An empty result is a null array (ZMPOP) rather than an empty one.
+    pub nil_when_empty: bool,
+}
+
+/// Pops up to `count` (None: one, the plain form) elements from the first existing key of
+/// `keys`, replying in `shape`. Returns the key popped from and the count actually popped,
+/// so callers can replicate a ZPOPMIN/ZPOPMAX with that count.
+pub fn pop_generic(ctx: &mut Ctx<'_>, keys: &[&[u8]], wh: Where, count: Option<i64>, shape: PopShape) -> Option<(Vec<u8>, usize)> {
+    let db = ctx.db();
+    let mut found = None;
+    for k in keys {
+        match lookup_write(ctx, k) {
+            Err(()) => return None,
+            Ok(false) => continue,
+            Ok(true) => {
+                found = Some(*k);
+                break;
+            }
+        }
+    }
+    let Some(key) = found else {
+        if shape.nil_when_empty { ctx.reply.null_array() } else { ctx.reply.array(0) }
+        return None;
+    };
+    if count == Some(0) {
+        ctx.reply.array(0);
+        return None;
+    }
+    let want = count.unwrap_or(1).max(1) as u64;
+    let mut popped: Vec<(Vec<u8>, f64)> = Vec::new();
+    {
+        let z = zset_mut(ctx.st, db, key);
+        let n = (want.min(z.len() as u64)) as usize;
+        {
+            let v = z.view();
+            let len = v.len();
+            if wh == Where::Min {
+                v.walk(0, n, false, |m, s| popped.push((m.to_vec(), s)));
+            } else {
+                v.walk(len - n, len, true, |m, s| popped.push((m.to_vec(), s)));
+            }
+        }
+        if wh == Where::Min {
+            z.remove_rank_range(0, n);
+        } else {
+            let len = z.len();
+            z.remove_rank_range(len - n, len);
+        }
+    }
+    let n = popped.len();
+    match (shape.nested, shape.emit_key) {
+        (false, false) => ctx.reply.array(n * 2),
+        (true, false) => ctx.reply.array(n),
+        (false, true) => {
+            ctx.reply.array(n * 2 + 1);
+            ctx.reply.bulk(key);
+        }
+        (true, true) => {
+            ctx.reply.array(2);
+            ctx.reply.bulk(key);
+            ctx.reply.array(n);
+        }
+    }
+    for (m, s) in &popped {
+        if shape.nested {
+            ctx.reply.array(2);
+        }
+        ctx.reply.bulk(m);
+        ctx.reply.double(*s);
+    }
+    drop_if_empty(ctx, key);
+    ctx.st.touch_watched(db, key);
+    ctx.dirty += n as u64;
+    Some((key.to_vec(), n))
+}
+
+fn zpop_minmax(ctx: &mut Ctx<'_>, argv: &[&[u8]], wh: Where) {
+    if argv.len() > 3 {
+        return ctx.syntax_error();
+    }
+    let mut count = None;
+    if argv.len() == 3 {
+        match parse_i64(argv[2]) {
+            Some(c) if c >= 0 => count = Some(c),
+            _ => return ctx.err("ERR value is out of range, must be positive"),
+        }
+    }
+    let nested = ctx.reply.resp3 && count.is_some();
+    pop_generic(ctx, &argv[1..2], wh, count, PopShape { emit_key: false, nested, nil_when_empty: false });
+}
+
+pub fn zpopmin(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zpop_minmax(ctx, argv, Where::Min)
+}
+pub fn zpopmax(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    zpop_minmax(ctx, argv, Where::Max)
+}
+
+/// Parsed `numkeys key… MIN|MAX [COUNT n]` of ZMPOP/BZMPOP.
+pub struct MpopArgs<'a> {
+    pub keys: Vec<&'a [u8]>,
+    pub wh: Where,
+    pub count: i64,
+}
+
+pub fn parse_mpop<'a>(ctx: &mut Ctx<'_>, argv: &[&'a [u8]], numkeys_idx: usize) -> Option<MpopArgs<'a>> {
+    let numkeys = match parse_i64(argv[numkeys_idx]) {
+        Some(n) if n >= 1 => n,
+        _ => {
+            ctx.err("ERR numkeys should be greater than 0");
+            return None;
+        }
+    };
+    let where_idx = numkeys_idx as u64 + numkeys as u64 + 1;
+    if where_idx >= argv.len() as u64 {
+        ctx.syntax_error();
+        return None;
+    }
+    let where_idx = where_idx as usize;
+    let wh = if eq_ic(argv[where_idx], b"min") {
+        Where::Min
+    } else if eq_ic(argv[where_idx], b"max") {
+        Where::Max
+    } else {
+        ctx.syntax_error();
+        return None;
+    };
+    let mut count = -1i64;
+    let mut j = where_idx + 1;
+    while j < argv.len() {
+        let more = argv.len() - 1 - j;
+        if count == -1 && eq_ic(argv[j], b"count") && more > 0 {
+            match parse_i64(argv[j + 1]) {
+                Some(c) if c >= 1 => count = c,
+                _ => {
+                    ctx.err("ERR count should be greater than 0");
+                    return None;
+                }
+            }
+            j += 2;
+        } else {
+            ctx.syntax_error();
+            return None;
+        }
+    }
+    if count == -1 {
+        count = 1;
+    }
+    Some(MpopArgs { keys: argv[numkeys_idx + 1..where_idx].to_vec(), wh, count })
+}
+
+/// The effect of a served pop: ZPOPMIN/ZPOPMAX of the key with the count popped.
+pub fn propagate_pop(ctx: &mut Ctx<'_>, key: &[u8], wh: Where, n: usize) {
+    let name: &[u8] = if wh == Where::Min { b"ZPOPMIN" } else { b"ZPOPMAX" };
+    let c = crate::util::int_bytes(n as i64);
+    ctx.propagate(&[name, key, &c]);
+}
+
+pub fn zmpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(a) = parse_mpop(ctx, argv, 1) else { return };
+    let shape = PopShape { emit_key: true, nested: true, nil_when_empty: true };
+    if let Some((key, n)) = pop_generic(ctx, &a.keys, a.wh, Some(a.count), shape) {
+        propagate_pop(ctx, &key, a.wh, n);
+    }
+}
+
+// ---------------------------------------------------------------- ZRANDMEMBER
+
+pub fn zrandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() == 2 {
+        match lookup_read(ctx, argv[1]) {
+            Err(()) => {}
+            Ok(false) => ctx.reply.null(),
+            Ok(true) => {
+                let (z, rng) = zset_and_rng(ctx.st, ctx.client.db, argv[1]);
+                let (m, _) = z.random(rng);
+                ctx.reply.bulk(&m);
+            }
+        }
+        return;
+    }
+    let Some(l) = ctx.int_arg(argv[2]) else { return };
+    if l == i64::MIN {
+        return ctx.err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    }
+    let withscores = match argv.len() {
+        3 => false,
+        4 if eq_ic(argv[3], b"withscores") => true,
+        _ => return ctx.syntax_error(),
+    };
+    // Redis refuses counts whose doubled reply length would overflow.
+    if withscores && (l < -(i64::MAX / 2) || l > i64::MAX / 2) {
+        return ctx.err("ERR value is out of range");
+    }
+    // A negative count repeats picks: a huge one is refused rather than building a reply
+    // that cannot fit in memory (as HRANDFIELD does here).
+    if l < -(1 << 27) {
+        return ctx.err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    }
+    match lookup_read(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(false) => return ctx.reply.array(0),
+        Ok(true) => {}
+    }
+    let (z, rng) = zset_and_rng(ctx.st, ctx.client.db, argv[1]);
+    let size = z.len();
+    let picks: Vec<(Vec<u8>, f64)> = if l == 0 {
+        Vec::new()
+    } else if l < 0 || l == 1 {
+        (0..l.unsigned_abs()).map(|_| z.random(rng)).collect()
+    } else if l as u64 >= size as u64 {
+        // The whole set, in the order Redis iterates it (from the highest).
+        let mut all = Vec::with_capacity(size);
+        z.for_each(|m, s| all.push((m.to_vec(), s)));
+        all.reverse();
+        all
+    } else {
+        // `count` distinct elements: partial Fisher-Yates over the ranks.
+        let count = l as usize;
+        let mut idx: Vec<usize> = (0..size).collect();
+        for i in 0..count {
+            let j = i + rng.below((size - i) as u64) as usize;
+            idx.swap(i, j);
+        }
+        idx.truncate(count);
+        let v = z.view();
+        idx.iter()
+            .map(|&r| {
+                let mut out = (Vec::new(), 0.0);
+                v.walk(r, r + 1, false, |m, s| out = (m.to_vec(), s));
+                out
+            })
+            .collect()
+    };
+    reply_items(ctx, &picks, withscores);
+}
+
+// ---------------------------------------------------------------- ZSCAN
+
+pub fn zscan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(cursor) = crate::keyspace::parse_cursor(ctx, argv[2]) else { return };
+    match lookup_read(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(false) => {
+            ctx.reply.array(2);
+            ctx.reply.bulk(b"0");
+            return ctx.reply.array(0);
+        }
+        Ok(true) => {}
+    }
+    let Some(opts) = crate::keyspace::parse_scan_opts(ctx, &argv[3..], false) else { return };
+    let z = zset_of(ctx.st, ctx.client.db, argv[1]);
+    let mut items: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let next = match z {
+        ZsetValue::Listpack(_) => {
+            items = z.scan_pairs();
+            0
+        }
+        ZsetValue::Skiplist(zs) => {
+            let mut c = cursor;
+            let mut budget = opts.count * 10;
+            loop {
+                c = zs.dict.scan(c, |m, s| items.push((m.to_vec(), crate::util::format_g17(*s))));
+                budget = budget.saturating_sub(1);
+                if c == 0 || budget == 0 || items.len() >= opts.count {
+                    break;
+                }
+            }
+            c
+        }
+    };
+    if let Some(p) = opts.pattern {
+        items.retain(|(m, _)| crate::util::glob_match(p, m, false));
+    }
+    ctx.reply.array(2);
+    ctx.reply.bulk(alloc::format!("{}", next).as_bytes());
+    ctx.reply.array(items.len() * 2);
+    for (m, s) in items {
+        ctx.reply.bulk(&m);
+        ctx.reply.bulk(&s);
+    }
+}

@@ -48,21 +48,23 @@ fn sizes() -> Vec<u64> {
     std::env::var("MEMORIA_ZSET_SIZES").ok().map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect()).unwrap_or_else(|| vec![1_000, 100_000, 1_000_000])
 }
 
-/// An engine holding `zs` with n members, scores 0..n.
+/// An engine holding `zs` with n members, scores 0..n, inserted in a shuffled order (as a
+/// real workload would: memory order then has nothing to do with score order).
 fn loaded(n: u64) -> Engine {
     let mut e = Engine::new(11);
     let mut cmd = Vec::new();
-    let mut i = 0;
-    while i < n {
+    let mut order: Vec<u64> = (0..n).collect();
+    let mut rng = memoria_core::util::Rng::new(n);
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let mut next = order.into_iter().peekable();
+    while next.peek().is_some() {
         let mut b = BatchWriter::new();
         let mut args: Vec<Vec<u8>> = vec![b"ZADD".to_vec(), b"zs".to_vec()];
-        for _ in 0..1000 {
-            if i >= n {
-                break;
-            }
+        for i in next.by_ref().take(1000) {
             args.push(i.to_string().into_bytes());
             args.push(member(i).into_bytes());
-            i += 1;
         }
         cmd.clear();
         memoria_core::resp::encode_command(&mut cmd, &args);

@@ -326,8 +326,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("sdiff", -2, R, KALL, "set", "1.0.0", "Returns the difference of multiple sets.", set::sdiff),
     cmd!("sdiffstore", -3, WD, KALL, "set", "1.0.0", "Stores the difference of multiple sets in a key.", set::sdiffstore),
     cmd!("sscan", -3, R, K1, "set", "2.8.0", "Iterates over members of a set.", set::sscan),
-    // sorted sets (commands with a variable key list declare none and observe the keyspace,
-    // so the host's tracker holds their replies until every pending write is durable)
+    // sorted sets. Keys that follow a numkeys argument are declared as "everything from the
+    // first key on" (options count as keys too), which only makes the host's tracker more
+    // cautious, as for SINTERCARD.
     cmd!("zadd", -4, WDF, K1, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd),
     cmd!("zincrby", 4, WDF, K1, "sorted-set", "1.2.0", "Increments the score of a member in a sorted set.", zset::zincrby),
     cmd!("zrem", -3, WF, K1, "sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zset::zrem),
@@ -347,11 +348,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("zlexcount", 4, RF, K1, "sorted-set", "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", zset::zlexcount),
     cmd!("zpopmin", -2, WF, K1, "sorted-set", "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zset::zpopmin),
     cmd!("zpopmax", -2, WF, K1, "sorted-set", "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zset::zpopmax),
-    cmd!("zmpop", -4, W | KEYSPACE, NK, "sorted-set", "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zset::zmpop),
-    cmd!("zunion", -3, R | KEYSPACE, NK, "sorted-set", "6.2.0", "Returns the union of multiple sorted sets.", zset::zunion),
-    cmd!("zinter", -3, R | KEYSPACE, NK, "sorted-set", "6.2.0", "Returns the intersect of multiple sorted sets.", zset::zinter),
-    cmd!("zdiff", -3, R | KEYSPACE, NK, "sorted-set", "6.2.0", "Returns the difference between multiple sorted sets.", zset::zdiff),
-    cmd!("zintercard", -3, R | KEYSPACE, NK, "sorted-set", "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", zset::zintercard),
+    cmd!("zmpop", -4, W, (2, -1, 1), "sorted-set", "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zset::zmpop),
+    cmd!("zunion", -3, R, (2, -1, 1), "sorted-set", "6.2.0", "Returns the union of multiple sorted sets.", zset::zunion),
+    cmd!("zinter", -3, R, (2, -1, 1), "sorted-set", "6.2.0", "Returns the intersect of multiple sorted sets.", zset::zinter),
+    cmd!("zdiff", -3, R, (2, -1, 1), "sorted-set", "6.2.0", "Returns the difference between multiple sorted sets.", zset::zdiff),
+    cmd!("zintercard", -3, R, (2, -1, 1), "sorted-set", "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", zset::zintercard),
     cmd!("zunionstore", -4, WD, K1, "sorted-set", "2.0.0", "Stores the union of multiple sorted sets in a key.", zset::zunionstore),
     cmd!("zinterstore", -4, WD, K1, "sorted-set", "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zset::zinterstore),
     cmd!("zdiffstore", -4, WD, K1, "sorted-set", "6.2.0", "Stores the difference of multiple sorted sets in a key.", zset::zdiffstore),

@@ -6,6 +6,7 @@ use std::time::Duration;
 use memoria_log::{Appended, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry, Outcome, FORMAT_VERSION};
 use thiserror::Error;
 
+use crate::snapshot::SnapshotStore;
 use crate::wasm::{EngineError, ShardEngine};
 
 #[derive(Debug, Error)]
@@ -16,6 +17,8 @@ pub enum DurableError {
     Engine(#[from] EngineError),
     #[error("log entry {id} was written in format {format}, newer than this build understands ({known}); upgrade this node")]
     FormatTooNew { id: u64, format: u16, known: u16 },
+    #[error("snapshot: {0}")]
+    Snapshot(#[from] crate::snapshot::SnapshotError),
 }
 
 /// Where this shard writes, and the tail it expects (its next `prev_id`).
@@ -80,13 +83,30 @@ pub async fn replay(api: &LogHandle, name: &str, after: u64, engine: &mut ShardE
     }
 }
 
-/// Replays `name` into `engine` (which must be empty), then appends a leader claim whose
+/// Loads the newest usable snapshot into `engine` (fresh and empty), then replays the log
+/// after it to the tail. `max_epoch` covers the entries in the snapshot too.
+pub async fn replay_from_snapshot(api: &LogHandle, name: &str, snapshots: Option<&SnapshotStore>, engine: &mut ShardEngine) -> Result<Replayed, DurableError> {
+    let (after, epoch) = start_from_snapshot(api, name, snapshots, engine).await?;
+    let mut r = replay(api, name, after, engine).await?;
+    r.max_epoch = r.max_epoch.max(epoch);
+    Ok(r)
+}
+
+/// The snapshot part of recovery: the id to replay after and the highest epoch up to it
+/// (the head's, read before the replay: epochs never decrease along a log).
+async fn start_from_snapshot(api: &LogHandle, name: &str, snapshots: Option<&SnapshotStore>, engine: &mut ShardEngine) -> Result<(u64, u64), DurableError> {
+    let after = crate::snapshot::restore::start(snapshots, api, name, engine).await?;
+    let epoch = if after > 0 { api.head(name).await?.epoch } else { 0 };
+    Ok((after, epoch))
+}
+
+/// Replays `name` into `engine` (which must be empty), from its newest usable snapshot
+/// when `snapshots` holds one, then appends a leader claim whose
 /// `prev_id` is the tail it read: if another writer appended meanwhile, the claim conflicts
 /// and recovery starts over from where it was.
-pub async fn recover(api: LogHandle, name: &str, node: &str, lease_ms: u64, engine: &mut ShardEngine) -> Result<Recovered, DurableError> {
+pub async fn recover(api: LogHandle, name: &str, node: &str, lease_ms: u64, snapshots: Option<&SnapshotStore>, engine: &mut ShardEngine) -> Result<Recovered, DurableError> {
     api.create(name).await?;
-    let mut after = 0u64;
-    let mut max_epoch = 0u64;
+    let (mut after, mut max_epoch) = start_from_snapshot(&api, name, snapshots, engine).await?;
     let mut applied_entries = 0;
     let mut applied_effects = 0;
     loop {

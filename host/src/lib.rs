@@ -5,6 +5,7 @@ pub mod durable;
 pub mod lease;
 pub mod server;
 pub mod shard;
+pub mod snapshot;
 pub mod supervisor;
 pub mod tracker;
 pub mod wait;

@@ -35,6 +35,11 @@ struct NodeArgs {
     /// Keep data in memory only, with no log (benchmarks; data is lost on exit).
     #[arg(long)]
     in_memory: bool,
+    /// Where the shard's snapshots are (a directory, or s3://, gs://, az:// with the
+    /// `cloud` feature); a node starts from the newest one that passes its checks plus
+    /// the log after it. Default: <data-dir>/snapshots.
+    #[arg(long, env = "MEMORIA_SNAPSHOT_STORE")]
+    snapshot_store: Option<String>,
 }
 
 #[derive(clap::Args, Clone)]
@@ -55,6 +60,13 @@ struct UpArgs {
     /// shortest write path; benchmarks).
     #[arg(long, conflicts_with = "replicas")]
     single_process: bool,
+    /// Take no snapshots and never truncate the log.
+    #[arg(long)]
+    no_snapshots: bool,
+    /// When to snapshot (each snapshot runs in a child `memoria snapshot` process) and
+    /// how far to truncate the log behind.
+    #[command(flatten)]
+    snapshot_policy: memoria_host::snapshot::schedule::Policy,
 }
 
 #[derive(clap::Args, Clone)]
@@ -94,18 +106,33 @@ enum Command {
     Up(UpArgs),
     /// Run one node against a remote log service (the three-AZ shape).
     Server(ServerArgs),
+    /// Take a snapshot of a shard (or, with --schedule, keep taking them and truncate the
+    /// log behind them), in this process, off the serving nodes.
+    Snapshot(memoria_host::snapshot::cli::SnapshotArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).with_target(false).init();
     let cli = Cli::parse();
+    if let Command::Snapshot(a) = cli.command {
+        return memoria_host::snapshot::cli::run(a);
+    }
     // One event loop thread, like redis-server: connections and the shard share it, so
     // handing a batch over costs no cross-thread wake-up.
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     match cli.command {
         Command::Up(a) => rt.block_on(up(a)),
         Command::Server(a) => rt.block_on(serve_remote(a)),
+        Command::Snapshot(_) => Ok(()),
     }
+}
+
+fn snapshot_store_of(a: &NodeArgs) -> anyhow::Result<Option<memoria_host::snapshot::SnapshotStore>> {
+    if a.in_memory {
+        return Ok(None);
+    }
+    let url = a.snapshot_store.clone().unwrap_or_else(|| memoria_host::snapshot::cli::default_store(&a.data_dir));
+    Ok(Some(memoria_host::snapshot::SnapshotStore::open(&url).map_err(|e| anyhow::anyhow!("snapshot store {url}: {e}"))?))
 }
 
 fn limits_of(a: &NodeArgs) -> ConnLimits {
@@ -130,6 +157,7 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
         replica_of: a.replica_of.clone(),
         lease_ms: (a.lease_ms > 0).then_some(a.lease_ms),
         cluster: a.cluster,
+        snapshots: snapshot_store_of(n)?,
     };
     let srv = server::start(opts).await?;
     let role = match (&a.replica_of, a.lease_ms) {
@@ -146,8 +174,9 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
 }
 
 async fn up(u: UpArgs) -> anyhow::Result<()> {
+    let snapshots = (!u.no_snapshots).then(|| u.snapshot_policy.clone());
     if u.node.in_memory || u.single_process {
-        return up_single(u.node).await;
+        return up_single(u.node, snapshots).await;
     }
     let a = &u.node;
     let node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string()];
@@ -162,12 +191,14 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
         replicas: u.replicas,
         lease_ms: u.lease_ms,
         node_args,
+        snapshots,
+        snapshot_store: a.snapshot_store.clone(),
     };
     memoria_host::supervisor::run(opts, shutdown_signal()).await
 }
 
 /// `memoria up --single-process` (the log embedded, one node) or `--in-memory` (no log).
-async fn up_single(a: NodeArgs) -> anyhow::Result<()> {
+async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule::Policy>) -> anyhow::Result<()> {
     let limits = limits_of(&a);
     let log = if a.in_memory {
         None
@@ -179,7 +210,18 @@ async fn up_single(a: NodeArgs) -> anyhow::Result<()> {
         Some(memoria_log::LogHandle::Embedded(core))
     };
     let node = format!("{}:{}", a.bind, a.port);
-    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None, cluster: false }).await?;
+    let snapshots = snapshot_store_of(&a)?;
+    // The scheduler watches the log here; each snapshot runs in a child process that
+    // opens the same SQLite file.
+    let scheduler = match (&log, &snapshots, policy) {
+        (Some(api), Some(store), Some(policy)) => {
+            let args = vec!["--shard".into(), "0".into(), "--data-dir".into(), a.data_dir.clone(), "--store".into(), store.url().to_string()];
+            let runner = memoria_host::snapshot::schedule::Runner::child(args, Vec::new())?;
+            Some(memoria_host::snapshot::schedule::spawn(policy, runner, api.clone(), "shard-0".into(), store.clone(), std::time::Duration::from_secs(1)))
+        }
+        _ => None,
+    };
+    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None, cluster: false, snapshots }).await?;
     println!("memoria {} listening on {} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr);
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");
@@ -187,6 +229,9 @@ async fn up_single(a: NodeArgs) -> anyhow::Result<()> {
     println!("press Ctrl-C to stop");
     shutdown_signal().await;
     println!("shutting down");
+    if let Some(s) = scheduler {
+        s.abort(); // kills a snapshot child in progress; an unpublished snapshot is never read
+    }
     srv.shutdown().await;
     Ok(())
 }

@@ -33,6 +33,9 @@ pub struct ServerOptions {
     /// Cluster mode: answer CLUSTER SLOTS/SHARDS/NODES (this shard and the nodes tailing
     /// its log) and send writes that reach a replica to the primary with -MOVED.
     pub cluster: bool,
+    /// Where this shard's snapshots are: nodes start from the newest one that passes its
+    /// checks plus the log after it (None: the whole log).
+    pub snapshots: Option<crate::snapshot::SnapshotStore>,
 }
 
 pub struct RunningServer {
@@ -95,19 +98,19 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
             let cfg = lease::Config::new(opts.lease_ms.unwrap_or(lease::DEFAULT_LEASE_MS));
             cfg.validate().map_err(|e| anyhow::anyhow!("lease: {e}"))?;
             api.create(SHARD_LOG).await.map_err(durable::DurableError::from)?;
-            let r = durable::replay(&api, SHARD_LOG, 0, &mut engine).await?;
+            let r = durable::replay_from_snapshot(&api, SHARD_LOG, opts.snapshots.as_ref(), &mut engine).await?;
             tracing::info!(entries = r.data_entries, applied = r.last_id, lease_ms = cfg.lease_ms, "replayed shard-0's log; joining its elections");
             election = Some(shard::Election { cfg, node: opts.node.clone(), tail_id: r.tail_id, max_epoch: r.max_epoch });
             shard::Role::Replica { primary: replica_of.unwrap_or_default(), applied: r.last_id, api, name: SHARD_LOG.to_string() }
         }
         (Some(api), None) => {
-            let r = durable::recover(api, SHARD_LOG, &opts.node, durable::LEASE_MS, &mut engine).await?;
+            let r = durable::recover(api, SHARD_LOG, &opts.node, durable::LEASE_MS, opts.snapshots.as_ref(), &mut engine).await?;
             tracing::info!(entries = r.applied_entries, effects = r.applied_effects, tail = r.log.prev_id, epoch = r.log.epoch, "recovered shard-0 from the log");
             shard::Role::Primary(Some(r.log))
         }
         (Some(api), Some(primary)) => {
             api.create(SHARD_LOG).await.map_err(durable::DurableError::from)?;
-            let r = durable::replay(&api, SHARD_LOG, 0, &mut engine).await?;
+            let r = durable::replay_from_snapshot(&api, SHARD_LOG, opts.snapshots.as_ref(), &mut engine).await?;
             tracing::info!(entries = r.data_entries, applied = r.last_id, "replica caught up with shard-0's log");
             shard::Role::Replica { primary, applied: r.last_id, api, name: SHARD_LOG.to_string() }
         }
@@ -115,7 +118,7 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
         (None, None) => shard::Role::Primary(None),
     };
     let me = shard::Identity { node: opts.node.clone(), cluster: opts.cluster };
-    let (shard, shard_task) = shard::spawn(0, factory, engine, role, election, facts, me);
+    let (shard, shard_task) = shard::spawn(0, factory, engine, role, election, facts, me, opts.snapshots);
     let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits });
     let accept_task = tokio::spawn(async move {
         loop {

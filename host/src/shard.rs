@@ -28,6 +28,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::durable::{self, ShardLog};
+use crate::snapshot::SnapshotStore;
 use crate::lease::{self, Action, AppendToken, EntryKind, Event, Lease, StepDownReason};
 use crate::tracker::Tracker;
 use crate::wasm::{EngineFactory, ShardEngine};
@@ -116,7 +117,7 @@ pub struct Identity {
     pub cluster: bool,
 }
 
-pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts, me: Identity) -> (ShardHandle, JoinHandle<()>) {
+pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts, me: Identity, snapshots: Option<SnapshotStore>) -> (ShardHandle, JoinHandle<()>) {
     let (tx, rx) = unbounded_channel();
     let self_tx = tx.downgrade();
     let (log, replica, source) = match role {
@@ -162,6 +163,7 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             wait_seq: 0,
             cluster: me.cluster.then(|| ClusterView { peers: Vec::new() }),
             peers_task: None,
+            snapshots,
         };
         if s.cluster.is_some()
             && let Some((api, name)) = s.source.clone()
@@ -317,6 +319,8 @@ struct Shard {
     /// Cluster mode: who else serves the shard.
     cluster: Option<ClusterView>,
     peers_task: Option<JoinHandle<()>>,
+    /// Where rebuilds start from (the newest usable snapshot), if anywhere.
+    snapshots: Option<SnapshotStore>,
 }
 
 struct ClusterView {
@@ -907,7 +911,7 @@ impl Shard {
             let (api, name, node) = (log.api.clone(), log.name.clone(), log.node.clone());
             // Nothing can be served until the engine is whole again, so the shard awaits
             // recovery inline.
-            match durable::recover(api, &name, &node, durable::LEASE_MS, &mut eng).await {
+            match durable::recover(api, &name, &node, durable::LEASE_MS, self.snapshots.as_ref(), &mut eng).await {
                 Ok(r) => {
                     tracing::info!(shard = self.id, entries = r.applied_entries, "engine rebuilt from the log");
                     self.log = Some(r.log);
@@ -949,12 +953,24 @@ impl Shard {
                 return;
             }
         }
+        let Some((api, name)) = self.source.clone() else { return };
+        // From the newest usable snapshot when there is one; the lease machine reads along
+        // from there (it keeps what it learnt of the entries before).
+        let mut after = match crate::snapshot::restore::start(self.snapshots.as_ref(), &api, &name, &mut self.engine).await {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(shard = self.id, error = %e, "could not start from a snapshot; replaying the whole log");
+                if let Err(e) = self.engine.reset(seed()) {
+                    tracing::error!(shard = self.id, error = %e, "could not instantiate a new engine");
+                    return;
+                }
+                0
+            }
+        };
         if let Some(rep) = self.replica.as_mut() {
-            rep.applied = 0;
+            rep.applied = after;
             rep.stopped = None;
         }
-        let Some((api, name)) = self.source.clone() else { return };
-        let mut after = 0u64;
         loop {
             let batch = match api.read(&name, after, 1000, Duration::ZERO).await {
                 Ok(b) => b,

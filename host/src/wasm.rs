@@ -54,7 +54,7 @@ impl EngineFactory {
         let mut store = Store::new(&self.engine, ());
         let inst = bindings::Engine::instantiate(&mut store, &self.component, &self.linker).map_err(trap)?;
         inst.call_init(&mut store, seed).map_err(trap)?;
-        Ok(ShardEngine { store, inst })
+        Ok(ShardEngine { store, inst, factory: self.clone() })
     }
 
     /// Imports of the component, for the zero-imports check.
@@ -66,6 +66,8 @@ impl EngineFactory {
 pub struct ShardEngine {
     store: Store<()>,
     inst: bindings::Engine,
+    /// To start over with an empty instance (a snapshot that failed halfway through).
+    factory: EngineFactory,
 }
 
 pub struct DumpChunk {
@@ -76,6 +78,12 @@ pub struct DumpChunk {
 }
 
 impl ShardEngine {
+    /// Replaces this instance with a fresh, empty one.
+    pub fn reset(&mut self, seed: u64) -> Result<(), EngineError> {
+        *self = self.factory.instantiate(seed)?;
+        Ok(())
+    }
+
     pub fn execute(&mut self, batch: &[u8], now_us: i64, seed: u64) -> Result<Vec<u8>, EngineError> {
         self.inst.call_execute(&mut self.store, batch, now_us, seed).map_err(trap)
     }

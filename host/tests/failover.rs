@@ -59,6 +59,7 @@ impl Cluster {
                         replica_of,
                         lease_ms: Some(LEASE_MS),
                         cluster: false,
+                        snapshots: None,
                     };
                     let s = server::start(opts).await.unwrap();
                     started.send((s.addr.port(), s.freezer())).unwrap();

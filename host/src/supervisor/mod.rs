@@ -33,6 +33,10 @@ pub struct UpOptions {
     pub lease_ms: u64,
     /// Extra arguments for every node (`memoria server …`): limits and the like.
     pub node_args: Vec<String>,
+    /// Snapshot scheduling (None: no snapshots, the log is never truncated).
+    pub snapshots: Option<crate::snapshot::schedule::Policy>,
+    /// Where snapshots go (default: <data-dir>/snapshots); every node starts from them.
+    pub snapshot_store: Option<String>,
 }
 
 /// Runs until `stop` resolves; then stops the nodes and the log service.
@@ -50,6 +54,9 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let token = random_token();
     let log_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.context("binding the log service")?;
     let log_addr: SocketAddr = log_listener.local_addr()?;
+    let snapshot_store = opts.snapshot_store.clone().unwrap_or_else(|| crate::snapshot::cli::default_store(&data_dir.display().to_string()));
+    let store = crate::snapshot::SnapshotStore::open(&snapshot_store).map_err(|e| anyhow::anyhow!("snapshot store {snapshot_store}: {e}"))?;
+    let log_api = memoria_log::LogHandle::Embedded(core.clone());
     let router = memoria_log::server::router(core, Some(token.clone()));
     let log_task = tokio::spawn(async move {
         if let Err(e) = axum::serve(log_listener, router).await {
@@ -67,7 +74,7 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
                 name: format!("node-{}", i + 1),
                 port,
                 dir: data_dir.join(format!("node-{}", i + 1)),
-                args: node_command(&opts, port, &log_url, &data_dir.join(format!("node-{}", i + 1))),
+                args: node_command(&opts, port, &log_url, &data_dir.join(format!("node-{}", i + 1)), store.url()),
             }
         })
         .collect();
@@ -82,11 +89,25 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     println!("cluster state: {}", data_dir.join("cluster.json").display());
     println!("press Ctrl-C to stop");
     let proxy_task = tokio::spawn(proxy::serve(proxy_listener, connect_host(&opts.bind), primary_rx));
+    // Snapshots: decided here from the log's growth, each taken by a child `memoria
+    // snapshot` process reading the log over HTTP like the nodes; truncation follows.
+    let scheduler = match opts.snapshots.clone() {
+        Some(policy) => {
+            let args = vec!["--shard".into(), "0".into(), "--log-url".into(), log_url.clone(), "--store".into(), store.url().to_string()];
+            let runner = crate::snapshot::schedule::Runner::child(args, vec![("MEMORIA_LOG_TOKEN".into(), token.clone())])?;
+            println!("snapshots: {} (scheduled from the log's growth; the log is truncated behind them)", store.url());
+            Some(crate::snapshot::schedule::spawn(policy, runner, log_api, "shard-0".into(), store, Duration::from_secs(1)))
+        }
+        None => None,
+    };
 
     stop.await;
     println!("shutting down");
     proxy_task.abort();
     poller.abort();
+    if let Some(s) = scheduler {
+        s.abort(); // kills a snapshot child in progress; an unpublished snapshot is never read
+    }
     supervisor.stop(Duration::from_secs(10)).await;
     table.mark_stopped();
     log_task.abort();
@@ -102,7 +123,7 @@ fn connect_host(bind: &str) -> String {
     }
 }
 
-fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Path) -> Vec<String> {
+fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Path, snapshot_store: &str) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "server".into(),
         "--bind".into(),
@@ -119,6 +140,8 @@ fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Pat
         "--lease-ms".into(),
         opts.lease_ms.to_string(),
         "--cluster".into(),
+        "--snapshot-store".into(),
+        snapshot_store.to_string(),
     ];
     a.extend(opts.node_args.iter().cloned());
     a

@@ -26,7 +26,7 @@ impl Memoria {
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async move {
-                let srv = server::start(ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits, log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false }).await.expect("server starts");
+                let srv = server::start(ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits, log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None }).await.expect("server starts");
                 port_tx.send(srv.addr.port()).unwrap();
                 let _ = stop_rx.await;
                 srv.shutdown().await;

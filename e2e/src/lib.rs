@@ -5,3 +5,4 @@
 
 pub mod history;
 pub mod linearizability;
+pub mod workload;

@@ -122,8 +122,15 @@ pub struct Violation {
     /// the model accepts from that state (with what the model would have replied).
     pub stuck: Vec<(Operation, Ret)>,
     /// A short prefix of the key's history (in invocation order) that is already not
-    /// linearizable: the operations to look at first.
+    /// linearizable.
     pub offending_prefix: Vec<Operation>,
+    /// The heart of it: operations of that prefix whose results contradict each other.
+    /// Every other write of the prefix could have had any result at any time after its
+    /// invocation, or no effect (and the other reads could be left out), and it would
+    /// still not be linearizable. Usually "an acknowledged write, then a read that missed
+    /// it". Best effort, within a budget; computed for the first few violating keys only
+    /// (None for the others).
+    pub core: Option<Vec<Operation>>,
 }
 
 /// Per-key results of a whole history.
@@ -166,13 +173,19 @@ pub fn check(h: &History, budget: Budget) -> Report {
     for (key, ops) in by_key {
         let ops: Vec<Operation> = ops.into_iter().cloned().collect();
         let n = relevant(&ops).len();
-        report.keys.push((key.to_vec(), n, check_key(key, &ops, budget.max_steps_per_key, deadline)));
+        let explain = report.violations().len() < EXPLAIN_KEYS;
+        report.keys.push((key.to_vec(), n, check_key(key, &ops, budget.max_steps_per_key, deadline, explain)));
     }
     report
 }
 
-/// Checks the operations of one key (all must be on `key`).
-pub fn check_key(key: &[u8], ops: &[Operation], max_steps: u64, deadline: Option<Instant>) -> Verdict {
+/// After a failure, lost writes usually break many keys the same way: the core (the
+/// costly part of a report) is worked out for this many.
+const EXPLAIN_KEYS: usize = 3;
+
+/// Checks the operations of one key (all must be on `key`); `explain` computes the core of
+/// a violation.
+pub fn check_key(key: &[u8], ops: &[Operation], max_steps: u64, deadline: Option<Instant>, explain: bool) -> Verdict {
     let rel = relevant(ops);
     match search(&rel, max_steps, deadline) {
         Search::Ok => Verdict::Linearizable,
@@ -181,7 +194,8 @@ pub fn check_key(key: &[u8], ops: &[Operation], max_steps: u64, deadline: Option
             let longest = replay(&rel, &best);
             let stuck = stuck(&rel, &best, longest.last().and_then(|(_, s)| s.clone()));
             let offending_prefix = shortest_failing_prefix(&rel, max_steps, deadline);
-            Verdict::Violation(Box::new(Violation { key: key.to_vec(), longest, stuck, offending_prefix }))
+            let core = explain.then(|| core_of(&offending_prefix, max_steps, deadline));
+            Verdict::Violation(Box::new(Violation { key: key.to_vec(), longest, stuck, offending_prefix, core }))
         }
     }
 }
@@ -296,7 +310,7 @@ fn search(ops: &[Operation], max_steps: u64, deadline: Option<Instant>) -> Searc
     let mut entry = e.next[HEAD];
     while e.next[HEAD] != tail {
         steps += 1;
-        if steps > max_steps || (steps % 4096 == 0 && deadline.is_some_and(|d| Instant::now() > d)) {
+        if steps > max_steps || (steps.is_multiple_of(4096) && deadline.is_some_and(|d| Instant::now() > d)) {
             return Search::Budget(steps);
         }
         let (i, is_call) = e.what[entry];
@@ -375,12 +389,64 @@ fn shortest_failing_prefix(ops: &[Operation], max_steps: u64, deadline: Option<I
     sorted
 }
 
+/// Shrinks a failing history to operations whose results contradict each other.
+///
+/// Weakening an operation only adds linearizations, so if the weakened history still
+/// fails, that operation's result is not needed for the violation, and it stays weakened:
+/// a read is dropped, an acknowledged write becomes Unknown (any result, any time after
+/// its invocation, or never). Weakened writes cannot be dropped instead: that would rule
+/// out their landing, and a lone read of "5" fails too, which says nothing. But every
+/// Unknown INCR or APPEND multiplies the states a failing search must rule out (they do
+/// not commute), so each probe has a budget, and once one runs out the remaining writes
+/// keep their results: the core is then larger than it could be, never wrong. Writes are
+/// weakened oldest first, so those kept are the ones closest to the violation.
+fn core_of(ops: &[Operation], max_steps: u64, deadline: Option<Instant>) -> Vec<Operation> {
+    const MAX_CORE_INPUT: usize = 400;
+    let probe = max_steps.min(100_000);
+    let mut cur: Vec<Operation> = ops.to_vec();
+    if cur.len() > MAX_CORE_INPUT {
+        return cur.into_iter().filter(|o| matches!(o.outcome, Outcome::Ok(_))).collect();
+    }
+    // Reads first: dropping them adds no Unknowns, so these probes stay cheap.
+    let mut i = 0;
+    while i < cur.len() {
+        if cur[i].op.is_read() {
+            let mut weaker = cur.clone();
+            weaker.remove(i);
+            if matches!(search(&weaker, probe, deadline), Search::Fail(_)) {
+                cur = weaker;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    for i in 0..cur.len() {
+        if cur[i].op.is_read() || !matches!(cur[i].outcome, Outcome::Ok(_)) {
+            continue;
+        }
+        let mut weaker = cur.clone();
+        weaker[i].outcome = Outcome::Unknown("weakened".into());
+        match search(&weaker, probe, deadline) {
+            Search::Fail(_) => cur = weaker,
+            Search::Ok => {}
+            Search::Budget(_) => break,
+        }
+    }
+    cur.into_iter().filter(|o| matches!(o.outcome, Outcome::Ok(_))).collect()
+}
+
 /// At most this many operations of a list are printed in full.
 const SHOW: usize = 40;
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "key {} is not linearizable", show(&self.key))?;
+        if let Some(core) = &self.core {
+            writeln!(f, "  core ({} ops whose results contradict each other, whatever the other writes did):", core.len())?;
+            for o in core.iter().take(SHOW) {
+                writeln!(f, "    {o}")?;
+            }
+        }
         writeln!(f, "  shortest failing prefix found ({} ops, invocation order):", self.offending_prefix.len())?;
         let skip = self.offending_prefix.len().saturating_sub(SHOW);
         if skip > 0 {
@@ -529,6 +595,8 @@ mod tests {
         // The report names the stale read and what the register held.
         assert!(v.stuck.iter().any(|(op, model)| op.op == get() && *model == Ret::Bulk(b"b".to_vec())), "{v}");
         assert_eq!(v.offending_prefix.len(), 3);
+        // All three are needed: without the first SET's timing, "a" could have come last.
+        assert_eq!(v.core.as_ref().unwrap().len(), 3, "{v}");
         let text = r.to_string();
         assert!(text.contains("GET k -> a") && text.contains("[model: b]"), "{text}");
     }
@@ -541,6 +609,56 @@ mod tests {
         // An acknowledged INCR lost: the counter goes back.
         let h = vec![o(1, 0, 1, incr(), int(1)), o(1, 2, 3, incr(), int(2)), o(2, 4, 5, incr(), int(2))];
         assert!(!run(h).is_linearizable());
+        // Among much else, the core names the write that was lost and the read that missed it.
+        let mut h = vec![o(9, 0, 1, set("1"), ok())];
+        for i in 0..8u64 {
+            h.push(o(1, 10 * i + 2, 10 * i + 9, if i % 2 == 0 { incr() } else { append("7") }, Outcome::Ok(Ret::Int(0))));
+            h.push(o(2, 10 * i + 3, 10 * i + 4, get(), Outcome::Ok(Ret::Bulk(b"?".to_vec()))));
+            if i % 3 == 0 {
+                h.push(o(3, 10 * i + 5, 10 * i + 6, append("x"), unknown()));
+            }
+        }
+        // Replace the guessed results above by the ones a register gives (sequential here,
+        // with the unknown appends never applied).
+        let mut st: State = None;
+        for op in h.iter_mut() {
+            if let Outcome::Ok(r) = &mut op.outcome {
+                let (reply, next) = apply(&st, &op.op);
+                *r = reply;
+                st = next;
+            }
+        }
+        h.push(o(4, 1000, 1001, get(), nil()));
+        let r = run(h.clone());
+        let v = r.violations()[0];
+        let last_write = h.iter().rev().find(|x| !x.op.is_read() && matches!(x.outcome, Outcome::Ok(_))).unwrap();
+        // The core keeps the writes closest to the read (how many depends on when the
+        // weakening runs out of budget: Unknown INCRs and APPENDs do not commute).
+        let core = v.core.as_ref().unwrap();
+        assert!(core.len() <= 5 && core.contains(last_write) && core.last() == h.last(), "{v}");
+        let h = vec![
+            o(1, 0, 1, set("1"), ok()),
+            o(1, 2, 3, set("2"), ok()),
+            o(2, 2, 3, set("x"), unknown()),
+            o(1, 4, 5, set("3"), ok()),
+            o(3, 4, 5, get(), val("3")),
+            o(1, 6, 7, set("4"), ok()),
+            o(3, 8, 9, get(), nil()),
+        ];
+        let r = run(h.clone());
+        assert_eq!(r.violations()[0].core, Some(vec![h[5].clone(), h[6].clone()]));
+        // With many more writes the weakening runs out of budget: the core is larger, but
+        // still holds the read and the last write, and only acknowledged operations.
+        let mut big = h[..h.len() - 1].to_vec();
+        for i in 8..40u64 {
+            big.push(o(3, 10 * i + 5, 10 * i + 6, set(&i.to_string()), ok()));
+        }
+        big.push(o(4, 1000, 1001, get(), nil()));
+        let r = run(big.clone());
+        let v = r.violations()[0];
+        let core = v.core.as_ref().unwrap();
+        assert!(core.len() < big.len() && core.ends_with(&big[big.len() - 2..]), "{v}");
+        assert!(core.iter().all(|x| big.contains(x) && matches!(x.outcome, Outcome::Ok(_))));
     }
 
     #[test]
@@ -726,7 +844,7 @@ mod tests {
         match how % 6 {
             0 => {
                 o.outcome = match &o.outcome {
-                    Outcome::Ok(Ret::Int(n)) => Outcome::Ok(Ret::Int(n + if amount % 2 == 0 { 1 } else { -1 })),
+                    Outcome::Ok(Ret::Int(n)) => Outcome::Ok(Ret::Int(n + if amount.is_multiple_of(2) { 1 } else { -1 })),
                     Outcome::Ok(Ret::Bulk(_)) => Outcome::Ok(Ret::Nil),
                     Outcome::Ok(Ret::Nil) => Outcome::Ok(Ret::Bulk(b"1".to_vec())),
                     Outcome::Ok(Ret::Ok) => Outcome::Ok(Ret::Int(0)),
@@ -749,7 +867,7 @@ mod tests {
             4 => {
                 // An Unknown turns out Ok with a guessed result; an Ok write becomes Failed.
                 o.outcome = match &o.outcome {
-                    Outcome::Unknown(_) => Outcome::Ok(if amount % 2 == 0 { Ret::Ok } else { Ret::Int(amount as i64) }),
+                    Outcome::Unknown(_) => Outcome::Ok(if amount.is_multiple_of(2) { Ret::Ok } else { Ret::Int(amount as i64) }),
                     Outcome::Ok(_) if !o.op.is_read() => Outcome::Failed("mutated".into()),
                     other => other.clone(),
                 }

@@ -122,3 +122,28 @@ proptest! {
         prop_assert_eq!(back, sorted);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// Lex ranges: with one score for every member (BYLEX's precondition) the order is the
+    /// members' byte order, and partition points by member bound give the model's counts.
+    #[test]
+    fn lex_ranges_match_model(members in prop::collection::btree_set(prop::collection::vec(97u8..101, 0..4), 0..120), bounds in prop::collection::vec(prop::collection::vec(97u8..101, 0..4), 1..10), seed in any::<u64>()) {
+        let mut sl = SkipList::new(seed);
+        for m in &members {
+            sl.insert(m, 0.0);
+        }
+        sl.check().map_err(TestCaseError::fail)?;
+        for b in &bounds {
+            let lt = members.iter().filter(|m| m.as_slice() < b.as_slice()).count();
+            let le = members.iter().filter(|m| m.as_slice() <= b.as_slice()).count();
+            prop_assert_eq!(sl.partition_point(|_, m| m < b.as_slice()), lt);
+            prop_assert_eq!(sl.partition_point(|_, m| m <= b.as_slice()), le);
+        }
+        for (r, m) in members.iter().enumerate() {
+            let (got, _) = sl.get(sl.at_rank(r));
+            prop_assert_eq!(got, m.as_slice());
+        }
+    }
+}

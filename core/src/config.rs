@@ -188,6 +188,7 @@ pub struct Config {
     pub set_max_intset_entries: usize,
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
+    pub hll_sparse_max_bytes: usize,
     pub proto_max_bulk_len: usize,
     pub notify_flags: u32,
 }
@@ -204,6 +205,7 @@ impl Default for Config {
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            hll_sparse_max_bytes: 3000,
             proto_max_bulk_len: 512 << 20,
             notify_flags: 0,
         };
@@ -313,6 +315,7 @@ impl Config {
         self.set_max_intset_entries = self.num("set-max-intset-entries").min(1 << 30) as usize;
         self.zset_max_listpack_entries = self.num("zset-max-listpack-entries") as usize;
         self.zset_max_listpack_value = self.num("zset-max-listpack-value") as usize;
+        self.hll_sparse_max_bytes = self.num("hll-sparse-max-bytes").clamp(0, i32::MAX as i64) as usize;
         self.proto_max_bulk_len = self.num("proto-max-bulk-len") as usize;
         self.notify_flags = parse_notify(self.value("notify-keyspace-events").unwrap_or("")).unwrap_or(0);
     }

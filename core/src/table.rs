@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{cluster, connection as conn, keyspace as keys, multi, server, t_hash as hash, t_set as set, t_string as string, t_zset as zset};
+use crate::{cluster, connection as conn, keyspace as keys, multi, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_set as set, t_string as string, t_zset as zset};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -306,6 +306,19 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("hexists", 3, RF, K1, "hash", "2.0.0", "Determines whether a field exists in a hash.", hash::hexists),
     cmd!("hrandfield", -2, R, K1, "hash", "6.2.0", "Returns one or more random fields from a hash.", hash::hrandfield),
     cmd!("hscan", -3, R, K1, "hash", "2.8.0", "Iterates over fields and values of a hash.", hash::hscan),
+    // bitmaps
+    cmd!("setbit", 4, WD, K1, "bitmap", "2.2.0", "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", bitmap::setbit),
+    cmd!("getbit", 3, RF, K1, "bitmap", "2.2.0", "Returns a bit value by offset.", bitmap::getbit),
+    cmd!("bitcount", -2, R, K1, "bitmap", "2.6.0", "Counts the number of set bits (population counting) in a string.", bitmap::bitcount),
+    cmd!("bitpos", -3, R, K1, "bitmap", "2.8.7", "Finds the first set (1) or clear (0) bit in a string.", bitmap::bitpos),
+    cmd!("bitop", -4, WD, (2, -1, 1), "bitmap", "2.6.0", "Performs bitwise operations on multiple strings, and stores the result.", bitmap::bitop),
+    cmd!("bitfield", -2, WD, K1, "bitmap", "3.2.0", "Performs arbitrary bitfield integer operations on strings.", bitmap::bitfield),
+    cmd!("bitfield_ro", -2, RF, K1, "bitmap", "6.0.0", "Performs arbitrary read-only bitfield integer operations on strings.", bitmap::bitfield_ro),
+    // hyperloglog
+    cmd!("pfadd", -2, WDF, K1, "hyperloglog", "2.8.9", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.", hll::pfadd),
+    // PFCOUNT may store the cardinality it computed (it then replicates itself).
+    cmd!("pfcount", -2, R | MAY_REPLICATE, KALL, "hyperloglog", "2.8.9", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).", hll::pfcount),
+    cmd!("pfmerge", -2, WD, KALL, "hyperloglog", "2.8.9", "Merges one or more HyperLogLog values into a single key.", hll::pfmerge),
     // sets
     cmd!("sadd", -3, WDF, K1, "set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", set::sadd),
     cmd!("srem", -3, WF, K1, "set", "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", set::srem),

@@ -126,6 +126,50 @@ fn zset_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
+fn bitmap_cmd() -> impl Strategy<Value = Vec<String>> {
+    let field = || (prop::sample::select(&["i8", "u4", "i64", "u63", "i1"][..]), prop::sample::select(&["0", "5", "#2", "40"][..]));
+    prop_oneof![
+        (key(), 0u32..90, 0u8..2).prop_map(|(k, o, v)| vec!["SETBIT".into(), k, o.to_string(), v.to_string()]),
+        (key(), field(), -200i64..200).prop_map(|(k, (t, o), v)| vec!["BITFIELD".into(), k, "SET".into(), t.into(), o.into(), v.to_string()]),
+        (key(), prop::sample::select(&["WRAP", "SAT", "FAIL"][..]), field(), -200i64..200).prop_map(|(k, m, (t, o), v)| {
+            vec!["BITFIELD".into(), k, "OVERFLOW".into(), m.into(), "INCRBY".into(), t.into(), o.into(), v.to_string()]
+        }),
+        (prop::sample::select(&["AND", "OR", "XOR", "NOT"][..]), key(), key(), key()).prop_map(|(op, d, a, b)| {
+            let mut c = vec!["BITOP".to_string(), op.into(), d, a];
+            if op != "NOT" {
+                c.push(b);
+            }
+            c
+        }),
+        (key(), small_val()).prop_map(|(k, v)| vec!["SET".into(), k, v]),
+        (key(), small_val()).prop_map(|(k, v)| vec!["APPEND".into(), k, v]),
+        (key(), 1i64..40).prop_map(|(k, n)| vec!["PEXPIRE".into(), k, n.to_string()]),
+        key().prop_map(|k| vec!["BITCOUNT".into(), k]),
+    ]
+}
+
+fn hll_cmd() -> impl Strategy<Value = Vec<String>> {
+    prop_oneof![
+        (key(), prop::collection::vec(0u32..3000, 0..4)).prop_map(|(k, v)| {
+            let mut c = vec!["PFADD".to_string(), k];
+            c.extend(v.into_iter().map(|i| format!("e{i}")));
+            c
+        }),
+        // A run of elements: long sparse strings and promotion to dense.
+        (key(), 0u32..3000, 50u32..600).prop_map(|(k, from, n)| {
+            let mut c = vec!["PFADD".to_string(), k];
+            c.extend((from..from + n).map(|i| format!("m{i}")));
+            c
+        }),
+        key().prop_map(|k| vec!["PFCOUNT".into(), k]),
+        (key(), key()).prop_map(|(a, b)| vec!["PFCOUNT".into(), a, b]),
+        (key(), key(), key()).prop_map(|(d, a, b)| vec!["PFMERGE".into(), d, a, b]),
+        (key(), small_val()).prop_map(|(k, v)| vec!["APPEND".into(), k, v]),
+        (key(), 1i64..40).prop_map(|(k, n)| vec!["PEXPIRE".into(), k, n.to_string()]),
+        (key(), key()).prop_map(|(a, b)| vec!["COPY".into(), a, b, "REPLACE".into()]),
+    ]
+}
+
 fn key_cmd() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
         (key(), small_val()).prop_map(|(k, v)| vec!["SET".into(), k, v]),
@@ -204,6 +248,12 @@ proptest! {
 
     #[test]
     fn zsets(s in steps(zset_cmd().boxed())) { check(&s)?; }
+
+    #[test]
+    fn bitmaps(s in steps(bitmap_cmd().boxed())) { check(&s)?; }
+
+    #[test]
+    fn hll(s in steps(hll_cmd().boxed())) { check(&s)?; }
 
     #[test]
     fn keyspace(s in steps(key_cmd().boxed())) { check(&s)?; }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Memory per small set, Memoria vs redis-server: loads N sets of each shape into both
+# servers (already running) and reports the growth of INFO memory's used_memory per set.
+# Memoria counts the bytes its engine allocates; Redis counts jemalloc's size classes.
+#
+#   benches/load/set-memory.sh REDIS_PORT MEMORIA_PORT [N]
+set -euo pipefail
+rport=${1:?redis port}; mport=${2:?memoria port}; n=${3:-20000}
+
+used() { redis-cli -p "$1" info memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'; }
+
+# shape name, then an awk expression printing the members of set i (space-separated)
+shapes=(
+    "intset, 5 small ints|1 2 3 4 5"
+    "intset, 20 ints|20x:i*1000"
+    "hashtable, 5 x 8-byte members|5x:member:%d"
+    "hashtable, 20 x 8-byte members|20x:member%02d"
+)
+
+load() { # port spec
+    awk -v n="$n" -v spec="$2" 'BEGIN {
+        split(spec, a, "|"); m = a[2]
+        for (i = 0; i < n; i++) {
+            key = sprintf("set:%08d", i)
+            if (m ~ /^[0-9]+x:/) {
+                split(m, b, "x:"); cnt = b[1] + 0; fmt = b[2]
+                args = ""; c = 0
+                for (j = 0; j < cnt; j++) {
+                    if (fmt == "i*1000") v = j * 1000; else v = sprintf(fmt, j)
+                    args = args sprintf("$%d\r\n%s\r\n", length(v), v); c++
+                }
+            } else {
+                c = split(m, vals, " "); args = ""
+                for (j = 1; j <= c; j++) args = args sprintf("$%d\r\n%s\r\n", length(vals[j]), vals[j])
+            }
+            printf "*%d\r\n$4\r\nSADD\r\n$%d\r\n%s\r\n%s", c + 2, length(key), key, args
+        }
+    }' | redis-cli -p "$1" --pipe >/dev/null
+}
+
+printf '| shape | redis B/set | memoria B/set | memoria/redis |\n|---|---:|---:|---:|\n'
+for spec in "${shapes[@]}"; do
+    declare -A per
+    for s in redis memoria; do
+        port=$rport; [[ $s == memoria ]] && port=$mport
+        redis-cli -p "$port" flushall >/dev/null
+        before=$(used "$port")
+        load "$port" "$spec"
+        after=$(used "$port")
+        per[$s]=$(awk -v a="$after" -v b="$before" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / n }')
+        redis-cli -p "$port" flushall >/dev/null
+    done
+    printf '| %s | %s | %s | %s |\n' "${spec%%|*}" "${per[redis]}" "${per[memoria]}" \
+        "$(awk -v m="${per[memoria]}" -v r="${per[redis]}" 'BEGIN { printf "%.2f", m / r }')"
+done

@@ -4,7 +4,7 @@
 # Prints a markdown table (median of the repeats): ops/s, p50 and p99 for each server
 # and the ratio Memoria/Redis.
 #
-#   benches/load/run.sh                      # GET,SET,ZADD; -d 100; 1M keys; 50 clients; P=1,16
+#   benches/load/run.sh                      # GET,SET,ZADD,SADD; -d 100; 1M keys; 50 clients; P=1,16
 #   benches/load/run.sh -t get,set,incr -P "1 16 64" -k 5 -s 10
 #
 # Needs redis-server, redis-benchmark and redis-cli (Debian: apt-get install redis-server
@@ -14,8 +14,8 @@ set -euo pipefail
 usage() {
     cat <<'EOF'
 usage: benches/load/run.sh [options]
-  -t TESTS      redis-benchmark tests, comma-separated (default: get,set,zadd; zadd adds
-                random members to one sorted set, up to -r of them)
+  -t TESTS      redis-benchmark tests, comma-separated (default: get,set,zadd,sadd; zadd
+                and sadd add random members to one sorted set / set, up to -r of them)
   -n N          requests per run, or "auto": calibrated on redis-server so one run
                 lasts about -s seconds (default: auto)
   -s SECONDS    target length of one run for -n auto (default: 5)
@@ -39,7 +39,7 @@ EOF
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-tests="get,set,zadd"
+tests="get,set,zadd,sadd"
 requests="auto"
 seconds=5
 clients=50

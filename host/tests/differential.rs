@@ -28,7 +28,7 @@ pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
     ("HELLO id, CLIENT ID/LIST/INFO, INFO, TIME, COMMAND INFO/DOCS details", "server-specific values; not generated"),
     ("ZRANDMEMBER", "random choices come from different generators; compared by shape (type, length) and membership"),
     ("ZRANDMEMBER with a count below -2^27", "Redis builds the whole (huge) reply; Memoria refuses it with the out-of-range error rather than exhausting memory; not generated"),
-    ("COMMAND GETKEYS/INFO key positions of ZUNION, ZINTER, ZDIFF, ZINTERCARD, ZMPOP, BZMPOP", "their keys follow a numkeys argument, which the command table does not describe yet: every argument from the first key on is declared a key (so the host's tracker is only more cautious); not generated"),
+    ("COMMAND GETKEYS/INFO key positions of ZUNION, ZINTER, ZDIFF, ZINTERCARD, ZMPOP, BZMPOP, SINTERCARD", "their keys follow a numkeys argument, which the command table does not describe yet: every argument from the first key on is declared a key (so the host's tracker is only more cautious); not generated"),
     ("ZSCAN (skiplist encoding)", "element order follows each server's own hash table; compared as a multiset of pairs"),
     ("BYLEX ranges over members of different scores in a skiplist-encoded set", "undefined in Redis (its answer depends on its random skiplist levels); lex commands are generated on a set whose members share one score"),
 ];

@@ -133,10 +133,19 @@ pub fn to_remove(keep: u64, listed: &[(String, bool)]) -> Vec<String> {
     out
 }
 
+/// Data folders with no manifest that are older than the newest published snapshot: left
+/// by a snapshot process that was killed or failed (one still being written covers a
+/// newer id, so its name sorts after the newest manifest).
+pub fn orphans(data: &[String], manifests: &[String]) -> Vec<String> {
+    let Some(newest) = manifests.iter().max() else { return Vec::new() };
+    data.iter().filter(|d| !manifests.contains(d) && *d < newest).cloned().collect()
+}
+
 /// How the scheduler takes a snapshot.
 #[derive(Clone)]
 pub enum Runner {
-    /// A child `memoria snapshot` process (`exe` with `args`), at a lower CPU priority.
+    /// A child `memoria snapshot` process (`exe` with `args`), at nice `nice` and, on
+    /// Linux, in the SCHED_IDLE class.
     Process { exe: PathBuf, args: Vec<String>, env: Vec<(String, String)>, nice: i32 },
     /// In this process (the snapshot process's own `--schedule` mode).
     InProcess { factory: EngineFactory, opts: MakeOptions },
@@ -145,7 +154,7 @@ pub enum Runner {
 impl Runner {
     /// A child process of this very binary: `memoria snapshot <args>`.
     pub fn child(args: Vec<String>, env: Vec<(String, String)>) -> std::io::Result<Runner> {
-        Ok(Runner::Process { exe: std::env::current_exe()?, args, env, nice: 10 })
+        Ok(Runner::Process { exe: std::env::current_exe()?, args, env, nice: 19 })
     }
 }
 
@@ -165,13 +174,17 @@ async fn run_once(runner: &Runner, api: &LogHandle, log: &str, store: &SnapshotS
                 tokio::process::Command::new(exe)
             };
             cmd.arg("snapshot").args(args).envs(env.iter().cloned()).kill_on_drop(true).stdin(std::process::Stdio::null());
-            // The snapshot process must not outlive the scheduler's process.
+            // The snapshot process must not outlive the scheduler's process, and runs
+            // only on CPU time the serving processes leave idle (SCHED_IDLE).
             #[cfg(target_os = "linux")]
             unsafe {
                 cmd.pre_exec(|| {
                     if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                         return Err(std::io::Error::last_os_error());
                     }
+                    let param = libc::sched_param { sched_priority: 0 };
+                    // Best effort: a kernel without SCHED_IDLE still has the nice level.
+                    libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
                     Ok(())
                 });
             }
@@ -226,6 +239,11 @@ pub async fn tick(policy: &Policy, runner: &Runner, api: &LogHandle, log: &str, 
     }
     for name in to_remove(policy.keep, &flags) {
         tracing::info!(log, snapshot = %name, "scheduler: removing an old snapshot");
+        store.remove(log, &name).await?;
+    }
+    let names: Vec<String> = flags.iter().map(|(n, _)| n.clone()).collect();
+    for name in orphans(&store.data_names(log).await?, &names) {
+        tracing::info!(log, snapshot = %name, "scheduler: removing the chunks of an unpublished snapshot");
         store.remove(log, &name).await?;
     }
     Ok(ran)
@@ -344,6 +362,13 @@ mod tests {
         assert_eq!(truncate_before(&Policy { no_truncate: true, ..p.clone() }, 1, 300, &[300, 200]), None);
         // A margin larger than the log: nothing.
         assert_eq!(truncate_before(&Policy { margin_entries: 1000, ..p.clone() }, 1, 300, &[300]), None);
+    }
+
+    #[test]
+    fn orphans_are_older_unpublished_folders() {
+        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(orphans(&v(&["a", "b", "c", "d"]), &v(&["c", "a"])), v(&["b"]));
+        assert!(orphans(&v(&["a"]), &[]).is_empty(), "nothing published: nothing is known to be stale");
     }
 
     #[test]

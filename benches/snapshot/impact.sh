@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Impact of snapshots on the serving primary (issue #6, acceptance 3), side by side with
+# redis-server's BGSAVE:
+#
+#  memoria: `memoria up --single-process` (log embedded, SQLite), N keys preloaded; GET and
+#    SET throughput and p99 (redis-benchmark) without snapshots, then with `memoria
+#    snapshot --schedule` taking snapshots back to back in its own process (nice 19 and
+#    SCHED_IDLE, as the scheduler of `memoria up` runs them), alternating, median of K runs. A trickle of
+#    writes (~100/s, in both phases) keeps every snapshot from being a no-op during GETs.
+#  redis-server: the same keys; SET/GET throughput, p99 and max latency without, then with
+#    BGSAVE back to back; the fork time and the memory of the server and its fork child
+#    (PSS, so shared copy-on-write pages are counted once).
+#
+#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE]
+set -euo pipefail
+
+keys=1000000
+requests=200000
+repeats=3
+clients=50
+pipeline=1
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
+while getopts "r:n:k:c:P:b:h" o; do
+    case $o in
+        r) keys=$OPTARG ;; n) requests=$OPTARG ;; k) repeats=$OPTARG ;; c) clients=$OPTARG ;;
+        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;;
+        *) sed -n 2,17p "$0"; exit 1 ;;
+    esac
+done
+for tool in redis-server redis-benchmark redis-cli; do
+    command -v $tool >/dev/null || { echo "$tool is required (apt-get install redis-server redis-tools)" >&2; exit 1; }
+done
+[[ -x "$memoria_bin" ]] || { echo "no memoria binary at $memoria_bin (cargo build --release -p memoria-host)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/memoria-snapshot-impact.XXXXXX)
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ready() { # port
+    for _ in $(seq 1 600); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
+    echo "server on port $1 did not start" >&2; exit 1
+}
+preload() { # port
+    awk -v n="$keys" 'BEGIN {
+        v = sprintf("%*s", 100, ""); gsub(/ /, "x", v);
+        for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$100\r\n%s\r\n", i, v
+    }' | redis-cli -p "$1" --pipe >"$work/preload.log" 2>&1
+}
+# "rps p99 max" of one redis-benchmark run
+bench() { # port test
+    redis-benchmark -p "$1" -t "$2" -P "$pipeline" -n "$requests" -c "$clients" -d 100 -r "$keys" --csv 2>/dev/null \
+        | tr -d '"' | awk -F, 'NR > 1 && $1 != "" { print $2, $7, $8; exit }'
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+imedian() { median "$@" | awk '{ printf "%d\n", $1 }'; }
+pss_kb() { # pids... -> total PSS in kB
+    local t=0 p v
+    for p in "$@"; do
+        v=$(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null || echo 0)
+        t=$((t + ${v:-0}))
+    done
+    echo $t
+}
+trickle() { # port: ~100 writes/s until killed
+    while true; do redis-cli -p "$1" set "trickle:$((RANDOM % 1000))" "$RANDOM" >/dev/null 2>&1 || true; sleep 0.01; done
+}
+
+# As the scheduler of `memoria up` runs a snapshot: nice 19 and SCHED_IDLE.
+idle="nice -n 19"
+command -v chrt >/dev/null && idle="chrt --idle 0 nice -n 19"
+
+# ---- memoria ----
+mport=$(free_port)
+"$memoria_bin" up --single-process --no-snapshots --port "$mport" --data-dir "$work/m" >"$work/memoria.log" 2>&1 &
+mpid=$!; pids+=($mpid)
+wait_ready "$mport"
+echo "preloading $keys keys into memoria…" >&2
+preload "$mport"
+trickle "$mport" & pids+=($!)
+# A first snapshot, so every later one starts from a snapshot as in steady state.
+"$memoria_bin" snapshot --data-dir "$work/m" >"$work/first-snapshot.log" 2>&1
+declare -A res
+snaps_before=$(ls "$work/m/snapshots/shard-0/manifests" | wc -l)
+snapshot_runs=0
+peak_snap_pss=0
+for round in $(seq 1 "$repeats"); do
+    for t in get set; do
+        res[$t,off]+="$(bench "$mport" $t) "$'\n'
+        $idle "$memoria_bin" snapshot --data-dir "$work/m" --schedule --poll-ms 50 \
+            --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 \
+            >"$work/sched.log" 2>&1 &
+        spid=$!
+        sleep 1 # the snapshot process is busy from here on
+        m0=$(pss_kb "$mpid")
+        ( while kill -0 $spid 2>/dev/null; do pss_kb $spid; sleep 0.2; done ) >"$work/snap-pss" &
+        res[$t,on]+="$(bench "$mport" $t) "$'\n'
+        m1=$(pss_kb "$mpid")
+        cpu=$(awk '{ print ($14 + $15) / 100 }' "/proc/$spid/stat" 2>/dev/null || echo 0)
+        snap_cpu=$(echo "${snap_cpu:-0} + $cpu" | bc -l)
+        kill $spid; wait $spid 2>/dev/null || true
+        snapshot_runs=$((snapshot_runs + $(grep -c "snapshot published" "$work/sched.log" || true)))
+        p=$(sort -n "$work/snap-pss" | tail -1); p=${p:-0}
+        (( p > peak_snap_pss )) && peak_snap_pss=$p
+        res[mem]+="$m0 $m1"$'\n'
+    done
+done
+col() { printf '%s' "$1" | awk -v c="$2" 'NF { print $c }'; }
+echo
+printf 'memoria: %s keys, %s clients, pipeline %s, %s requests per run, median of %s; during the runs with snapshots the snapshot process used %.1f CPU-seconds and published %s snapshots\n' "$keys" "$clients" "$pipeline" "$requests" "$repeats" "$snap_cpu" "$snapshot_runs"
+echo
+echo "| test | no snapshots ops/s | p99 ms | snapshots back to back ops/s | p99 ms | throughput ratio | p99 ratio |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for t in get set; do
+    r0=$(median $(col "${res[$t,off]}" 1)); p0=$(median $(col "${res[$t,off]}" 2))
+    r1=$(median $(col "${res[$t,on]}" 1)); p1=$(median $(col "${res[$t,on]}" 2))
+    printf '| %s | %.0f | %.3f | %.0f | %.3f | %.2f× | %.2f× |\n' "${t^^}" "$r0" "$p0" "$r1" "$p1" "$(echo "$r1 / $r0" | bc -l)" "$(echo "$p1 / $p0" | bc -l)"
+done
+mem0=$(imedian $(col "${res[mem]}" 1)); mem1=$(imedian $(col "${res[mem]}" 2))
+echo
+echo "memoria primary PSS: $((mem0 / 1024)) MB before, $((mem1 / 1024)) MB while snapshots ran; the snapshot process (its own process, off-box in production) peaked at $((peak_snap_pss / 1024)) MB"
+kill $mpid; wait $mpid 2>/dev/null || true
+
+# ---- redis-server ----
+rport=$(free_port)
+redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" --daemonize no >"$work/redis.log" 2>&1 &
+rpid=$!; pids+=($rpid)
+wait_ready "$rport"
+echo "preloading $keys keys into redis-server…" >&2
+preload "$rport"
+declare -A rr
+peak=0
+forks=()
+for round in $(seq 1 "$repeats"); do
+    for t in get set; do
+        rr[$t,off]+="$(bench "$rport" $t) "$'\n'
+        base=$(pss_kb "$rpid")
+        ( while true; do
+            redis-cli -p "$rport" bgsave >/dev/null 2>&1 || true
+            while redis-cli -p "$rport" info persistence | grep -q "rdb_bgsave_in_progress:1"; do sleep 0.05; done
+          done ) &
+        loop=$!
+        ( while kill -0 $loop 2>/dev/null; do pss_kb "$rpid" $(pgrep -P "$rpid" || true); sleep 0.1; done ) >"$work/redis-pss" &
+        sampler=$!
+        rr[$t,on]+="$(bench "$rport" $t) "$'\n'
+        kill $loop $sampler 2>/dev/null || true; wait $loop $sampler 2>/dev/null || true
+        while redis-cli -p "$rport" info persistence | grep -q "rdb_bgsave_in_progress:1"; do sleep 0.05; done
+        p=$(sort -n "$work/redis-pss" | tail -1); p=${p:-0}
+        rr[mem]+="$base $p"$'\n'
+        forks+=("$(redis-cli -p "$rport" info stats | awk -F: '/^latest_fork_usec/ { print $2 }' | tr -d '\r')")
+    done
+done
+echo
+echo "redis-server 7.0: same keys and load, without and with BGSAVE back to back (median of $repeats)"
+echo
+echo "| test | no BGSAVE ops/s | p99 ms | max ms | BGSAVE back to back ops/s | p99 ms | max ms | throughput ratio | p99 ratio |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+for t in get set; do
+    r0=$(median $(col "${rr[$t,off]}" 1)); p0=$(median $(col "${rr[$t,off]}" 2)); x0=$(median $(col "${rr[$t,off]}" 3))
+    r1=$(median $(col "${rr[$t,on]}" 1)); p1=$(median $(col "${rr[$t,on]}" 2)); x1=$(median $(col "${rr[$t,on]}" 3))
+    printf '| %s | %.0f | %.3f | %.1f | %.0f | %.3f | %.1f | %.2f× | %.2f× |\n' "${t^^}" "$r0" "$p0" "$x0" "$r1" "$p1" "$x1" "$(echo "$r1 / $r0" | bc -l)" "$(echo "$p1 / $p0" | bc -l)"
+done
+b=$(imedian $(col "${rr[mem]}" 1)); p=$(imedian $(col "${rr[mem]}" 2))
+echo
+echo "redis-server PSS (server + fork child): $((b / 1024)) MB before, peak $((p / 1024)) MB during BGSAVE (+$(( (p - b) * 100 / (b > 0 ? b : 1) ))%); fork took $(imedian "${forks[@]}") µs (latest_fork_usec, median)"

@@ -4,6 +4,12 @@
 //!
 //! Input record:  kind u8 | client u64 LE | len u32 LE | payload
 //! Output record: kind u8 | client u64 LE | flags u8 | reply_len u32 | reply | fx_len u32 | effects
+//!
+//! Each output record may be followed by `REC_PUSH` records: pub/sub messages for OTHER
+//! clients caused by it (PUBLISH, keyspace notifications). The host writes them to the
+//! named client after the same durability wait as the record before them, in order;
+//! push records before the first output record carry messages raised by `apply` (a
+//! replica's keyspace notifications) and wait for nothing.
 //! Effects:       repeated (db u8 | RESP multibulk command)
 
 use alloc::vec::Vec;
@@ -21,6 +27,11 @@ pub const REC_SERVER_INFO: u8 = 4;
 /// The node's role: first line `primary` or `replica`, then `name:value` lines for
 /// INFO replication (and ROLE: `master_host`, `master_port`, `offset`).
 pub const REC_ROLE: u8 = 5;
+/// Nothing to run: lets the engine hand out the pub/sub messages `apply` raised (the host
+/// sends one after applying log entries on a replica).
+pub const REC_DELIVER: u8 = 8;
+/// Output only: a message (reply = the RESP bytes) for client `client`; see above.
+pub const REC_PUSH: u8 = 9;
 
 /// The client asked to be disconnected after this reply (QUIT).
 pub const OUT_CLOSE: u8 = 1;

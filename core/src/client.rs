@@ -38,6 +38,8 @@ pub struct Client {
     pub reply_skip: bool,
     /// CLIENT REPLY SKIP was just run: skip the next command's reply.
     pub reply_skip_next: bool,
+    /// Pub/sub subscriptions.
+    pub subs: crate::pubsub::ClientSubs,
 }
 
 impl Client {
@@ -59,6 +61,7 @@ impl Client {
             reply_off: false,
             reply_skip: false,
             reply_skip_next: false,
+            subs: Default::default(),
         }
     }
 }

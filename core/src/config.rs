@@ -121,62 +121,7 @@ pub fn parse_memory(s: &str) -> Option<u64> {
     num.parse::<u64>().ok()?.checked_mul(mul)
 }
 
-/// Keyspace notification classes, in the order Redis renders them.
-const NOTIFY_CLASSES: &[(char, u32)] = &[
-    ('g', 1 << 2),
-    ('$', 1 << 3),
-    ('l', 1 << 4),
-    ('s', 1 << 5),
-    ('h', 1 << 6),
-    ('z', 1 << 7),
-    ('x', 1 << 8),
-    ('e', 1 << 9),
-    ('t', 1 << 10),
-    ('m', 1 << 12),
-    ('d', 1 << 11),
-    ('n', 1 << 13),
-];
-pub const NOTIFY_KEYSPACE: u32 = 1;
-pub const NOTIFY_KEYEVENT: u32 = 1 << 1;
-const NOTIFY_ALL: u32 = (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11);
-
-pub fn parse_notify(s: &str) -> Option<u32> {
-    let mut f = 0;
-    for c in s.chars() {
-        f |= match c {
-            'A' => NOTIFY_ALL,
-            'K' => NOTIFY_KEYSPACE,
-            'E' => NOTIFY_KEYEVENT,
-            c => NOTIFY_CLASSES.iter().find(|(ch, _)| *ch == c)?.1,
-        };
-    }
-    Some(f)
-}
-
-pub fn render_notify(f: u32) -> String {
-    let mut s = String::new();
-    if f & NOTIFY_ALL == NOTIFY_ALL {
-        s.push('A');
-    } else {
-        for (c, bit) in NOTIFY_CLASSES {
-            if f & bit != 0 && *c != 'm' && *c != 'n' {
-                s.push(*c);
-            }
-        }
-    }
-    for (c, bit) in NOTIFY_CLASSES {
-        if (*c == 'm' || *c == 'n') && f & bit != 0 {
-            s.push(*c);
-        }
-    }
-    if f & NOTIFY_KEYSPACE != 0 {
-        s.push('K');
-    }
-    if f & NOTIFY_KEYEVENT != 0 {
-        s.push('E');
-    }
-    s
-}
+pub use crate::notify::{KEYEVENT as NOTIFY_KEYEVENT, KEYSPACE as NOTIFY_KEYSPACE, parse as parse_notify, render as render_notify};
 
 pub struct Config {
     values: Vec<String>,
@@ -252,6 +197,8 @@ impl Config {
     pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), String> {
         let mut staged = self.values.clone();
         let mut seen = Vec::new();
+        // The parsed notification flags: the rendered value can drop `n` (after `A`).
+        let mut notify = None;
         for (name, value) in pairs {
             let name_s = String::from_utf8_lossy(name);
             let Some(i) = Self::index(&name_s) else {
@@ -289,7 +236,10 @@ impl Config {
                     None => return Err(fail("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")),
                 },
                 Kind::KeyspaceEvents => match parse_notify(&v) {
-                    Some(f) => render_notify(f),
+                    Some(f) => {
+                        notify = Some(f);
+                        render_notify(f)
+                    }
                     None => return Err(fail("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")),
                 },
                 Kind::Str => v,
@@ -297,6 +247,9 @@ impl Config {
         }
         self.values = staged;
         self.refresh();
+        if let Some(f) = notify {
+            self.notify_flags = f;
+        }
         Ok(())
     }
 

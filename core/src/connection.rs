@@ -11,6 +11,12 @@ use crate::util::eq_ic;
 pub const REDIS_VERSION: &str = "7.0.15";
 
 pub fn ping(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() <= 2 && !ctx.client.resp3 && ctx.client.subs.active() {
+        // A RESP2 subscriber gets PING's answer in the shape of a message.
+        ctx.reply.array(2);
+        ctx.reply.bulk(b"pong");
+        return ctx.reply.bulk(argv.get(1).copied().unwrap_or(b""));
+    }
     match argv.len() {
         1 => ctx.reply.simple(b"PONG"),
         2 => ctx.reply.bulk(argv[1]),
@@ -42,6 +48,7 @@ pub fn quit(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
 pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.client.multi = None;
     crate::multi::unwatch_all(ctx.st, ctx.client);
+    ctx.st.pubsub.drop_client(ctx.client.id, &mut ctx.client.subs);
     ctx.client.db = 0;
     ctx.client.resp3 = false;
     ctx.client.name = None;
@@ -201,10 +208,15 @@ pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// the ones the engine knows and neutral values for the rest).
 fn client_line(c: &Client, now_ms: i64, out: &mut Vec<u8>) {
     let name = c.name.as_deref().unwrap_or(b"");
-    let flags = if c.multi.is_some() { "x" } else { "N" };
+    let flags = match (c.subs.active(), c.multi.is_some()) {
+        (true, true) => "Px",
+        (true, false) => "P",
+        (false, true) => "x",
+        (false, false) => "N",
+    };
     let multi = c.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
     let line = alloc::format!(
-        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
         c.id,
         String::from_utf8_lossy(&c.addr),
         String::from_utf8_lossy(&c.laddr),
@@ -213,6 +225,9 @@ fn client_line(c: &Client, now_ms: i64, out: &mut Vec<u8>) {
         (now_ms - c.last_ms).max(0) / 1000,
         flags,
         c.db,
+        c.subs.channels.len(),
+        c.subs.patterns.len(),
+        c.subs.shard.len(),
         multi,
         c.last_cmd,
         if c.resp3 { 3 } else { 2 },
@@ -230,6 +245,8 @@ pub fn client_info(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
 
 pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut ids: Option<Vec<u64>> = None;
+    // TYPE normal/pubsub split clients by their subscriptions (no masters or replicas).
+    let mut want_pubsub: Option<bool> = None;
     let mut i = 2;
     while i < argv.len() {
         // Redis 7.0 takes one filter: TYPE <type>, or ID <id> [<id> ...].
@@ -238,7 +255,11 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             if !(eq_ic(t, b"normal") || eq_ic(t, b"master") || eq_ic(t, b"replica") || eq_ic(t, b"slave") || eq_ic(t, b"pubsub")) {
                 return ctx.err(&alloc::format!("ERR Unknown client type '{}'", String::from_utf8_lossy(t)));
             }
-            if !eq_ic(t, b"normal") {
+            if eq_ic(t, b"normal") {
+                want_pubsub = Some(false);
+            } else if eq_ic(t, b"pubsub") {
+                want_pubsub = Some(true);
+            } else {
                 ids = Some(Vec::new());
             }
             i += 2;
@@ -261,7 +282,7 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     all.sort_by_key(|c| c.id);
     let mut out = Vec::new();
     for c in all {
-        if ids.as_ref().is_none_or(|v| v.contains(&c.id)) {
+        if ids.as_ref().is_none_or(|v| v.contains(&c.id)) && want_pubsub.is_none_or(|p| p == c.subs.active()) {
             client_line(c, ctx.st.now_ms, &mut out);
         }
     }

@@ -41,6 +41,7 @@ impl State {
         self.stats.expired_keys += 1;
         emit(fx, db, &[b"DEL", key]);
         self.touch_watched(db, key);
+        self.notify(crate::notify::EXPIRED, "expired", key, db);
         true
     }
 
@@ -48,6 +49,13 @@ impl State {
     pub fn read(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> Option<&Entry> {
         if self.expire_if_needed(db, key, fx) {
             self.stats.keyspace_misses += 1;
+            self.notify(crate::notify::KEY_MISS, "keymiss", key, db);
+            return None;
+        }
+        if self.config.notify_flags & crate::notify::KEY_MISS != 0 && !self.dbs[db].keys.contains_key(key) {
+            // (Checked apart from the lookup below, which returns a borrow.)
+            self.stats.keyspace_misses += 1;
+            self.notify(crate::notify::KEY_MISS, "keymiss", key, db);
             return None;
         }
         let lru = self.lru_clock();
@@ -82,6 +90,7 @@ impl State {
     }
 
     pub fn set_value(&mut self, db: usize, key: &[u8], val: Value, keep_ttl: bool) {
+        self.notify_new(db, key);
         let lru = self.lru_clock();
         self.dbs[db].set(key, val, keep_ttl, lru);
         self.touch_watched(db, key);

@@ -124,6 +124,16 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.err("OOM command not allowed when used memory > 'maxmemory'.");
         return;
     }
+    // A RESP2 connection that is subscribed only takes (un)subscriptions, PING, QUIT, RESET.
+    if !ctx.in_exec && !ctx.client.resp3 && ctx.client.subs.active() && !crate::pubsub::allowed_while_subscribed(cmd.name) {
+        let msg = crate::pubsub::subscribed_context_error(cmd.name);
+        if cmd.name == "exec" {
+            ctx.client.multi = None;
+            crate::multi::unwatch_all(ctx.st, ctx.client);
+            return ctx.err(&format!("EXECABORT Transaction discarded because of: {}", &msg[4..]));
+        }
+        return reject(ctx, &msg);
+    }
     let (saved_dirty, saved_custom) = (ctx.dirty, ctx.custom_fx);
     ctx.dirty = 0;
     ctx.custom_fx = false;

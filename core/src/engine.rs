@@ -57,6 +57,8 @@ pub struct State {
     pub expire_cursor_db: usize,
     /// `name:value` lines the host reports for INFO replication and ROLE.
     pub role_info: Vec<(alloc::string::String, alloc::string::String)>,
+    /// Pub/sub subscriptions and the messages not yet handed to the host.
+    pub pubsub: crate::pubsub::PubSub,
 }
 
 fn no_probe() -> usize {
@@ -96,6 +98,7 @@ impl Engine {
                 lastsave: 0,
                 expire_cursor_db: 0,
                 role_info: Vec::new(),
+                pubsub: Default::default(),
             },
             clients: Vec::new(),
             client_slots: BTreeMap::new(),
@@ -144,6 +147,7 @@ impl Engine {
         if let Some(slot) = self.client_slots.remove(&id) {
             if let Some(mut c) = self.clients[slot].take() {
                 crate::multi::unwatch_all(&mut self.st, &mut c);
+                self.st.pubsub.drop_client(c.id, &mut c.subs);
             }
             self.free_slots.push(slot);
         }
@@ -196,6 +200,8 @@ impl Engine {
             self.prefetch_batch(input);
         }
         let mut out = Vec::with_capacity(input.len() + 64);
+        // Messages raised by `apply` since the last call (a replica's notifications).
+        self.flush_pushes(&mut out);
         for rec in BatchReader::new(input) {
             match rec.kind {
                 batch::REC_COMMAND => self.run_client_command(rec.client, rec.payload, &mut out),
@@ -216,6 +222,7 @@ impl Engine {
                     crate::expire::active_expire_cycle(&mut self.st, &mut self.effects);
                     let flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };
                     batch::write_out(&mut out, rec.kind, 0, flags, b"", &self.effects);
+                    self.flush_pushes(&mut out);
                 }
                 batch::REC_SERVER_INFO => {
                     self.st.server_info = rec.payload.to_vec();
@@ -276,9 +283,35 @@ impl Engine {
         // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after it.
         let suppress = client.reply_off || client.reply_skip;
         client.reply_skip = core::mem::take(&mut client.reply_skip_next);
-        let reply: &[u8] = if suppress { b"" } else { &self.reply.buf };
+        // Pub/sub messages for this client precede its reply (Redis writes them into the
+        // output buffer while the command runs); a muted client gets none.
+        let mut mine = Vec::new();
+        if self.st.pubsub.has_pending() {
+            self.st.pubsub.take_for(id, client.resp3, client.reply_off || suppress, &mut mine);
+        }
+        let reply: &[u8] = if suppress {
+            b""
+        } else if mine.is_empty() {
+            &self.reply.buf
+        } else {
+            mine.extend_from_slice(&self.reply.buf);
+            &mine
+        };
         batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
         self.clients[slot] = Some(client);
+        self.flush_pushes(out);
+    }
+
+    /// Hands the queued pub/sub messages to the host as REC_PUSH records.
+    fn flush_pushes(&mut self, out: &mut Vec<u8>) {
+        if !self.st.pubsub.has_pending() {
+            return;
+        }
+        let (clients, slots) = (&self.clients, &self.client_slots);
+        self.st.pubsub.flush(out, |id| {
+            let c = slots.get(&id).and_then(|&s| clients[s].as_ref())?;
+            Some((c.resp3, c.reply_off))
+        });
     }
 
     /// Applies effects produced by a primary (replica apply, log replay). Expiry and

@@ -42,6 +42,7 @@ pub fn make_room(ctx: &mut Ctx<'_>) -> bool {
         ctx.st.delete(db, &key);
         ctx.st.stats.evicted_keys += 1;
         emit(ctx.fx, db, &[b"DEL", &key]);
+        ctx.st.notify(crate::notify::EVICTED, "evicted", &key, db);
     }
     memory_ok(ctx)
 }

@@ -37,6 +37,7 @@ pub fn active_expire_cycle(st: &mut State, fx: &mut Vec<u8>) {
                 st.stats.expired_keys += 1;
                 emit(fx, db, &[b"DEL", k]);
                 st.touch_watched(db, k);
+                st.notify(crate::notify::EXPIRED, "expired", k, db);
             }
             if expired.len() * 4 <= samples {
                 break;

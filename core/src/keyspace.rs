@@ -5,6 +5,7 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::object::{NO_EXPIRE, Value};
 use crate::util::{eq_ic, glob_match, int_bytes};
 
@@ -15,6 +16,7 @@ pub fn del(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.st.expire_if_needed(db, key, ctx.fx);
         if ctx.st.delete(db, key).is_some() {
             n += 1;
+            ctx.notify(notify::GENERIC, "del", key);
         }
     }
     ctx.dirty += n;
@@ -105,12 +107,14 @@ pub fn set_expire_or_delete(ctx: &mut Ctx<'_>, db: usize, key: &[u8], when: i64,
         ctx.st.delete(db, key);
         ctx.dirty += 1;
         ctx.propagate(&[b"DEL", key]);
+        ctx.st.notify(notify::GENERIC, "del", key, db);
     } else {
         ctx.st.dbs[db].set_expire(key, when);
         ctx.st.touch_watched(db, key);
         ctx.dirty += 1;
         let ms = int_bytes(when);
         ctx.propagate(&[b"PEXPIREAT", key, &ms]);
+        ctx.st.notify(notify::GENERIC, "expire", key, db);
     }
 }
 
@@ -165,6 +169,7 @@ pub fn persist(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.st.dbs[db].set_expire(argv[1], NO_EXPIRE);
     ctx.st.touch_watched(db, argv[1]);
     ctx.dirty += 1;
+    ctx.notify(notify::GENERIC, "persist", argv[1]);
     ctx.reply.int(1);
 }
 
@@ -306,12 +311,15 @@ fn rename_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], nx: bool) {
     }
     let e = ctx.st.delete(db, src).unwrap();
     let lru = ctx.lru();
+    ctx.st.notify_new(db, dst);
     ctx.st.dbs[db].add(dst, e.val, lru);
     if e.expire_at != NO_EXPIRE {
         ctx.st.dbs[db].set_expire(dst, e.expire_at);
     }
     ctx.st.touch_watched(db, dst);
     ctx.dirty += 1;
+    ctx.notify(notify::GENERIC, "rename_from", src);
+    ctx.notify(notify::GENERIC, "rename_to", dst);
     if nx { ctx.reply.int(1) } else { ctx.reply.ok() }
 }
 
@@ -362,12 +370,14 @@ pub fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let e = ctx.st.dbs[src_db].keys.get(src).unwrap();
     let (val, at) = (e.val.duplicate(seed), e.expire_at);
     let lru = ctx.lru();
+    ctx.st.notify_new(dst_db, dst);
     ctx.st.dbs[dst_db].add(dst, val, lru);
     if at != NO_EXPIRE {
         ctx.st.dbs[dst_db].set_expire(dst, at);
     }
     ctx.st.touch_watched(dst_db, dst);
     ctx.dirty += 1;
+    ctx.st.notify(notify::GENERIC, "copy_to", dst, dst_db);
     ctx.reply.int(1);
 }
 

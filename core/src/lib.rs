@@ -31,6 +31,8 @@ pub mod cluster;
 pub mod connection;
 pub mod keyspace;
 pub mod multi;
+pub mod notify;
+pub mod pubsub;
 pub mod server;
 pub mod t_bitmap;
 pub mod t_hash;

@@ -6,6 +6,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::dict::Dict;
 use crate::object::Value;
 use crate::t_string::{WRONGTYPE, parse_float_strict};
@@ -156,6 +157,7 @@ fn hash_for_write<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c mut HashVa
     };
     if !exists {
         let lru = ctx.st.lru_clock();
+        ctx.st.notify_new(db, key);
         ctx.st.dbs[db].add(key, Value::Hash(HashValue::new()), lru);
     }
     match &mut ctx.st.dbs[db].keys.get_mut(key).unwrap().val {
@@ -204,6 +206,7 @@ fn hset_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], name: &str) -> Option<i64> {
     }
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;
+    ctx.notify(notify::HASH, "hset", argv[1]);
     Some(created)
 }
 
@@ -232,6 +235,7 @@ pub fn hsetnx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     h.set(argv[2], argv[3]);
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;
+    ctx.notify(notify::HASH, "hset", argv[1]);
     ctx.reply.int(1);
 }
 
@@ -266,6 +270,10 @@ pub fn hdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if deleted > 0 {
         after_write(ctx, argv[1], true);
         ctx.dirty += 1;
+        ctx.notify(notify::HASH, "hdel", argv[1]);
+        if !ctx.st.dbs[db].keys.contains_key(argv[1]) {
+            ctx.notify(notify::GENERIC, "del", argv[1]);
+        }
     }
     ctx.reply.int(deleted as i64);
 }
@@ -313,6 +321,7 @@ pub fn hincrby(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     h.set(argv[2], &text);
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;
+    ctx.notify(notify::HASH, "hincrby", argv[1]);
     ctx.reply.int(new);
 }
 
@@ -346,6 +355,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     h.set(argv[2], &s);
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;
+    ctx.notify(notify::HASH, "hincrbyfloat", argv[1]);
     ctx.reply.bulk(&s);
     ctx.propagate(&[b"HSET", argv[1], argv[2], &s]);
 }

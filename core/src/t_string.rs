@@ -6,6 +6,7 @@ use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::object::{NO_EXPIRE, Value};
 use crate::util::{eq_ic, int_bytes, parse_f64, parse_i64};
 
@@ -171,14 +172,17 @@ fn set_generic(ctx: &mut Ctx<'_>, key: &[u8], val: &[u8], o: &SetOpts<'_>, cmd: 
         }
         ctx.st.touch_watched(db, key);
     } else {
+        ctx.st.notify_new(db, key);
         ctx.st.dbs[db].add(key, Value::from_bytes(val), lru);
         ctx.st.touch_watched(db, key);
     }
     ctx.dirty += 1;
+    ctx.notify(notify::STRING, "set", key);
     if let Some(w) = when {
         ctx.st.dbs[db].set_expire(key, w);
         let ms = int_bytes(w);
         ctx.propagate(&[b"SET", key, val, b"PXAT", &ms]);
+        ctx.notify(notify::GENERIC, "expire", key);
     }
     if !o.get {
         match ok_reply {
@@ -216,6 +220,7 @@ pub fn getset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.st.set_value(db, argv[1], Value::from_bytes(argv[2]), false);
     ctx.dirty += 1;
     ctx.propagate(&[b"SET", argv[1], argv[2]]);
+    ctx.notify(notify::STRING, "set", argv[1]);
 }
 
 pub fn getdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -226,6 +231,7 @@ pub fn getdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if ctx.st.delete(db, argv[1]).is_some() {
         ctx.dirty += 1;
         ctx.propagate(&[b"DEL", argv[1]]);
+        ctx.notify(notify::GENERIC, "del", argv[1]);
     }
 }
 
@@ -259,6 +265,7 @@ pub fn getex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.st.touch_watched(db, key);
         ctx.dirty += 1;
         ctx.propagate(&[b"PERSIST", key]);
+        ctx.notify(notify::GENERIC, "persist", key);
     }
 }
 
@@ -285,6 +292,7 @@ pub fn mset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
     for pair in argv[1..].chunks(2) {
         ctx.st.set_value(db, pair[0], Value::from_bytes(pair[1]), false);
+        ctx.notify(notify::STRING, "set", pair[0]);
     }
     ctx.dirty += 1;
     ctx.reply.ok();
@@ -302,6 +310,7 @@ pub fn msetnx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     for pair in argv[1..].chunks(2) {
         ctx.st.set_value(db, pair[0], Value::from_bytes(pair[1]), false);
+        ctx.notify(notify::STRING, "set", pair[0]);
     }
     ctx.dirty += 1;
     ctx.reply.int(1);
@@ -353,6 +362,7 @@ pub fn append(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     };
     ctx.dirty += 1;
+    ctx.notify(notify::STRING, "append", key);
     ctx.reply.int(new_len as i64);
 }
 
@@ -396,6 +406,7 @@ fn incr_decr(ctx: &mut Ctx<'_>, key: &[u8], by: i64) {
         None => ctx.st.set_value(db, key, Value::Int(new), false),
     }
     ctx.dirty += 1;
+    ctx.notify(notify::STRING, "incrby", key);
     ctx.reply.int(new);
 }
 
@@ -518,6 +529,7 @@ pub fn incrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let s = exact_integer_sum(&cur_text, argv[2]).unwrap_or_else(|| crate::util::format_human_float(new));
     ctx.st.set_value(db, key, Value::Str(s.as_slice().into()), true);
     ctx.dirty += 1;
+    ctx.notify(notify::STRING, "incrbyfloat", key);
     ctx.reply.bulk(&s);
     ctx.propagate(&[b"SET", key, &s, b"KEEPTTL"]);
 }
@@ -598,5 +610,6 @@ pub fn setrange(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     }
     ctx.dirty += 1;
+    ctx.notify(notify::STRING, "setrange", key);
     ctx.reply.int(n as i64);
 }

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{cluster, connection as conn, keyspace as keys, multi, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_set as set, t_string as string, t_zset as zset};
+use crate::{cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_set as set, t_string as string, t_zset as zset};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -223,6 +223,19 @@ pub static CLUSTER_SUBCOMMANDS: [CommandSpec; 10] = [
     cmd!("cluster|help", 2, LOADING | STALE, NK, "cluster", "5.0.0", "Returns helpful text about the different subcommands.", cluster::help),
 ];
 
+pub static PUBSUB_SUBCOMMANDS: [CommandSpec; 6] = [
+    cmd!("pubsub|channels", -2, PUBSUB | LOADING | STALE, NK, "pubsub", "2.8.0", "Returns the active channels.", pubsub::pubsub_channels),
+    cmd!("pubsub|numpat", 2, PUBSUB | LOADING | STALE, NK, "pubsub", "2.8.0", "Returns a count of unique pattern subscriptions.", pubsub::pubsub_numpat),
+    cmd!("pubsub|numsub", -2, PUBSUB | LOADING | STALE, NK, "pubsub", "2.8.0", "Returns a count of subscribers to channels.", pubsub::pubsub_numsub),
+    cmd!("pubsub|shardchannels", -2, PUBSUB | LOADING | STALE, NK, "pubsub", "7.0.0", "Returns the active shard channels.", pubsub::pubsub_shardchannels),
+    cmd!("pubsub|shardnumsub", -2, PUBSUB | LOADING | STALE, NK, "pubsub", "7.0.0", "Returns the count of subscribers of shard channels.", pubsub::pubsub_shardnumsub),
+    cmd!("pubsub|help", 2, LOADING | STALE, NK, "pubsub", "6.2.0", "Returns helpful text about the different subcommands.", pubsub::pubsub_help),
+];
+
+/// Subscribing changes only the connection's state; PUBLISH is not a write (pub/sub is
+/// node-local and never logged).
+const SUB: u32 = PUBSUB | NOSCRIPT | LOADING | STALE | CONNECTION;
+
 pub static COMMANDS: &[CommandSpec] = &[
     // connection
     cmd!("ping", -1, FAST, NK, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
@@ -374,6 +387,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("zremrangebylex", 4, W, K1, "sorted-set", "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", zset::zremrangebylex),
     cmd!("zrandmember", -2, R, K1, "sorted-set", "6.2.0", "Returns one or more random members from a sorted set.", zset::zrandmember),
     cmd!("zscan", -3, R, K1, "sorted-set", "2.8.0", "Iterates over members and scores of a sorted set.", zset::zscan),
+    // pub/sub
+    cmd!("subscribe", -2, SUB, NK, "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
+    cmd!("unsubscribe", -1, SUB, NK, "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
+    cmd!("psubscribe", -2, SUB, NK, "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", pubsub::psubscribe),
+    cmd!("punsubscribe", -1, SUB, NK, "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
+    cmd!("ssubscribe", -2, SUB, NK, "pubsub", "7.0.0", "Listens for messages published to shard channels.", pubsub::ssubscribe),
+    cmd!("sunsubscribe", -1, SUB, NK, "pubsub", "7.0.0", "Stops listening to messages posted to shard channels.", pubsub::sunsubscribe),
+    cmd!("publish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, NK, "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
+    cmd!("spublish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, NK, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish),
+    container!("pubsub", -2, "pubsub", "2.8.0", "A container for Pub/Sub commands.", &PUBSUB_SUBCOMMANDS),
     // transactions
     cmd!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
     cmd!("exec", 1, NOSCRIPT | LOADING | STALE, NK, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),

@@ -193,7 +193,8 @@ pub fn seed() -> u64 {
     t.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ addr.rotate_left(17)
 }
 
-/// A reply waiting for the log to acknowledge sequence `need`.
+/// A reply (or a pub/sub message: `answered` 0) waiting for the log to acknowledge
+/// sequence `need`.
 struct Held {
     need: u64,
     data: Vec<u8>,
@@ -201,6 +202,7 @@ struct Held {
     /// A WAIT: once `need` is durable, it waits for replicas before its reply (and every
     /// later reply of the client) goes out.
     wait: Option<HeldWait>,
+    answered: usize,
 }
 
 struct HeldWait {
@@ -406,6 +408,8 @@ impl Shard {
             ShardMsg::Apply { generation, entries, tail_id, applied } => {
                 if generation == self.tail_gen && self.replica.is_some() {
                     self.absorb(&entries, tail_id);
+                    // Hand out the keyspace notifications the applied effects raised.
+                    self.batch.record(batch::REC_DELIVER, 0, b"");
                 }
                 if let Some(a) = applied {
                     let _ = a.send(());
@@ -640,8 +644,16 @@ impl Shard {
         let mut batch_seq = 0u64;
         let mut batch_fx: Vec<u8> = Vec::new();
         let mut args: Vec<(usize, usize)> = Vec::new();
-        for (inp, rec) in BatchReader::new(input).zip(OutputReader::new(out)) {
-            let mut need = 0;
+        let mut inputs = BatchReader::new(input);
+        // Pub/sub messages wait for what the record that caused them waits for.
+        let mut need = 0;
+        for rec in OutputReader::new(out) {
+            if rec.kind == batch::REC_PUSH {
+                self.deliver_push(rec.client, need, rec.reply);
+                continue;
+            }
+            let Some(inp) = inputs.next() else { break };
+            need = 0;
             if durable {
                 if rec.kind == batch::REC_COMMAND {
                     need = self.need_of(inp.payload, &mut args);
@@ -664,7 +676,7 @@ impl Shard {
                     self.wait_seq += 1;
                     let wait = HeldWait { req, token: self.wait_seq, started: false };
                     let need = self.tracker.need_all();
-                    self.held.entry(rec.client).or_default().push_back(Held { need, data: Vec::new(), close, wait: Some(wait) });
+                    self.held.entry(rec.client).or_default().push_back(Held { need, data: Vec::new(), close, wait: Some(wait), answered: 1 });
                     self.release();
                     continue;
                 }
@@ -713,11 +725,22 @@ impl Shard {
     }
 
     fn deliver(&mut self, client: u64, need: u64, reply: &[u8], close: bool) {
+        self.deliver_n(client, need, reply, close, 1);
+    }
+
+    /// A pub/sub message for `client`: ordered with its replies, answering no command.
+    fn deliver_push(&mut self, client: u64, need: u64, msg: &[u8]) {
+        if self.clients.contains_key(&client) {
+            self.deliver_n(client, need, msg, false, 0);
+        }
+    }
+
+    fn deliver_n(&mut self, client: u64, need: u64, reply: &[u8], close: bool, answered: usize) {
         let queue_empty = self.held.get(&client).is_none_or(|q| q.is_empty());
         if need <= self.tracker.acked() && queue_empty {
-            self.push_out(client, reply, close, 1);
+            self.push_out(client, reply, close, answered);
         } else {
-            self.held.entry(client).or_default().push_back(Held { need, data: reply.to_vec(), close, wait: None });
+            self.held.entry(client).or_default().push_back(Held { need, data: reply.to_vec(), close, wait: None, answered });
         }
     }
 
@@ -841,7 +864,7 @@ impl Shard {
                 }
             }
             for h in ready {
-                self.push_out(id, &h.data, h.close, 1);
+                self.push_out(id, &h.data, h.close, h.answered);
             }
         }
         for (id, token, req) in starts {
@@ -878,7 +901,8 @@ impl Shard {
         self.queued.clear();
         let held: Vec<(u64, VecDeque<Held>)> = self.held.drain().collect();
         for (id, q) in held {
-            let n = q.len();
+            // Held pub/sub messages are dropped; each held reply becomes the error.
+            let n: usize = q.iter().map(|h| h.answered).sum();
             let mut data = Vec::new();
             for _ in 0..n {
                 data.extend_from_slice(msg);

@@ -1,0 +1,299 @@
+//! Pub/Sub: SUBSCRIBE/UNSUBSCRIBE/PSUBSCRIBE/PUNSUBSCRIBE/SSUBSCRIBE/SUNSUBSCRIBE, PUBLISH,
+//! SPUBLISH, PUBSUB; the RESP2 subscribed context; REC_PUSH records for other clients;
+//! keyspace notifications (notify-keyspace-events).
+
+mod cmdutil;
+mod common;
+
+use cmdutil::*;
+use common::{H, OK, bulk, err, int};
+use memoria_core::batch::{self, BatchWriter, OutputReader};
+use memoria_core::resp::encode_command;
+
+/// Runs one command as client `who`; returns its reply and the messages for other clients.
+fn run(h: &mut H, who: u64, line: &str) -> (String, Vec<(u64, String)>) {
+    let args: Vec<&str> = line.split(' ').collect();
+    let mut b = BatchWriter::new();
+    b.begin(batch::REC_COMMAND, who);
+    encode_command(&mut b.buf, &args);
+    b.end();
+    h.seed += 1;
+    let out = h.e.execute(&b.buf, h.now_ms * 1000, h.seed);
+    let mut reply = None;
+    let mut pushes = Vec::new();
+    for rec in OutputReader::new(&out) {
+        if rec.kind == batch::REC_PUSH {
+            assert!(reply.is_some(), "a push precedes its cause");
+            pushes.push((rec.client, String::from_utf8_lossy(rec.reply).into_owned()));
+        } else {
+            assert!(reply.is_none(), "one output record per input record");
+            h.effects.extend_from_slice(rec.effects);
+            reply = Some(String::from_utf8_lossy(rec.reply).into_owned());
+        }
+    }
+    (reply.unwrap(), pushes)
+}
+
+fn ckc(h: &mut H, who: u64, line: &str, want: impl AsRef<str>) -> Vec<(u64, String)> {
+    let (r, p) = run(h, who, line);
+    assert_eq!(r, want.as_ref(), "reply to {line:?} from client {who}");
+    p
+}
+
+fn conf(kind: &str, name: Option<&str>, n: i64, resp3: bool) -> String {
+    let head = if resp3 { ">3\r\n" } else { "*3\r\n" };
+    let name = match name {
+        Some(c) => bulk(c),
+        None if resp3 => "_\r\n".into(),
+        None => "$-1\r\n".into(),
+    };
+    format!("{head}{}{name}{}", bulk(kind), int(n))
+}
+
+fn msg(ch: &str, m: &str, resp3: bool) -> String {
+    format!("{}{}{}{}", if resp3 { ">3\r\n" } else { "*3\r\n" }, bulk("message"), bulk(ch), bulk(m))
+}
+
+fn pmsg(p: &str, ch: &str, m: &str, resp3: bool) -> String {
+    format!("{}{}{}{}{}", if resp3 { ">4\r\n" } else { "*4\r\n" }, bulk("pmessage"), bulk(p), bulk(ch), bulk(m))
+}
+
+const CTX_ERR: &str = "only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
+
+#[test]
+fn subscribe_unsubscribe_replies() {
+    let mut h = H::new();
+    ckc(&mut h, 1, "UNSUBSCRIBE", conf("unsubscribe", None, 0, false));
+    ckc(&mut h, 1, "PUNSUBSCRIBE", conf("punsubscribe", None, 0, false));
+    ckc(&mut h, 1, "SUBSCRIBE c1 c2 c1", format!("{}{}{}", conf("subscribe", Some("c1"), 1, false), conf("subscribe", Some("c2"), 2, false), conf("subscribe", Some("c1"), 2, false)));
+    ckc(&mut h, 1, "PSUBSCRIBE c*", conf("psubscribe", Some("c*"), 3, false));
+    ckc(&mut h, 1, "UNSUBSCRIBE c1 zz", format!("{}{}", conf("unsubscribe", Some("c1"), 2, false), conf("unsubscribe", Some("zz"), 2, false)));
+    ckc(&mut h, 1, "PUNSUBSCRIBE zz", conf("punsubscribe", Some("zz"), 2, false));
+    ckc(&mut h, 1, "SSUBSCRIBE s1", conf("ssubscribe", Some("s1"), 1, false));
+    ckc(&mut h, 1, "UNSUBSCRIBE", conf("unsubscribe", Some("c2"), 1, false));
+    ckc(&mut h, 1, "PUNSUBSCRIBE", conf("punsubscribe", Some("c*"), 0, false));
+    // Still subscribed to a shard channel: still in the subscribed context.
+    ckc(&mut h, 1, "GET x", err(&format!("ERR Can't execute 'get': {CTX_ERR}")));
+    ckc(&mut h, 1, "SUNSUBSCRIBE", conf("sunsubscribe", Some("s1"), 0, false));
+    ckc(&mut h, 1, "GET x", "$-1\r\n");
+    ckc(&mut h, 1, "SUBSCRIBE", err("ERR wrong number of arguments for 'subscribe' command"));
+    ckc(&mut h, 1, "PUBLISH c", err("ERR wrong number of arguments for 'publish' command"));
+}
+
+#[test]
+fn resp2_subscribed_context() {
+    let mut h = H::new();
+    ckc(&mut h, 1, "SUBSCRIBE ch", conf("subscribe", Some("ch"), 1, false));
+    ckc(&mut h, 1, "GET x", err(&format!("ERR Can't execute 'get': {CTX_ERR}")));
+    ckc(&mut h, 1, "CONFIG GET x", err(&format!("ERR Can't execute 'config|get': {CTX_ERR}")));
+    ckc(&mut h, 1, "MULTI", err(&format!("ERR Can't execute 'multi': {CTX_ERR}")));
+    ckc(&mut h, 1, "HELLO 3", err(&format!("ERR Can't execute 'hello': {CTX_ERR}")));
+    ckc(&mut h, 1, "EXEC", err(&format!("EXECABORT Transaction discarded because of: Can't execute 'exec': {CTX_ERR}")));
+    // Unknown commands and arity errors come first, as in Redis.
+    ckc(&mut h, 1, "NOSUCH", err("ERR unknown command 'NOSUCH', with args beginning with: "));
+    ckc(&mut h, 1, "GET", err("ERR wrong number of arguments for 'get' command"));
+    ckc(&mut h, 1, "PING", "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+    ckc(&mut h, 1, "PING hi", "*2\r\n$4\r\npong\r\n$2\r\nhi\r\n");
+    ckc(&mut h, 1, "RESET", "+RESET\r\n");
+    ckc(&mut h, 1, "GET x", "$-1\r\n");
+    ckc(&mut h, 1, "PING", "+PONG\r\n");
+    ckc(&mut h, 1, "PUBSUB NUMSUB ch", "*2\r\n$2\r\nch\r\n:0\r\n");
+}
+
+#[test]
+fn resp3_has_no_restriction_and_gets_pushes_before_its_reply() {
+    let mut h = H::new();
+    run(&mut h, 1, "HELLO 3");
+    ckc(&mut h, 1, "SUBSCRIBE c1", conf("subscribe", Some("c1"), 1, true));
+    ckc(&mut h, 1, "GET x", "_\r\n");
+    ckc(&mut h, 1, "PING", "+PONG\r\n");
+    ckc(&mut h, 1, "PUBLISH c1 hi", format!("{}{}", msg("c1", "hi", true), int(1)));
+    ckc(&mut h, 1, "PSUBSCRIBE c*", conf("psubscribe", Some("c*"), 2, true));
+    ckc(&mut h, 1, "PUBLISH c1 hi", format!("{}{}{}", msg("c1", "hi", true), pmsg("c*", "c1", "hi", true), int(2)));
+    ckc(&mut h, 1, "UNSUBSCRIBE", conf("unsubscribe", Some("c1"), 1, true));
+    ckc(&mut h, 1, "UNSUBSCRIBE", conf("unsubscribe", None, 1, true));
+    // SUBSCRIBE runs inside EXEC; SSUBSCRIBE is refused there.
+    ckc(&mut h, 1, "MULTI", OK);
+    run(&mut h, 1, "SSUBSCRIBE s");
+    run(&mut h, 1, "SUBSCRIBE x");
+    ckc(&mut h, 1, "EXEC", format!("*2\r\n-ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client\r\n{}", conf("subscribe", Some("x"), 2, true)));
+}
+
+#[test]
+fn publish_reaches_other_clients_in_their_protocol() {
+    let mut h = H::new();
+    ckc(&mut h, 1, "SUBSCRIBE news", conf("subscribe", Some("news"), 1, false));
+    run(&mut h, 2, "HELLO 3");
+    ckc(&mut h, 2, "PSUBSCRIBE n*", conf("psubscribe", Some("n*"), 1, true));
+    ckc(&mut h, 2, "SUBSCRIBE news", conf("subscribe", Some("news"), 2, true));
+    let p = ckc(&mut h, 3, "PUBLISH news hello", int(3));
+    assert_eq!(p, vec![(1, msg("news", "hello", false)), (2, msg("news", "hello", true)), (2, pmsg("n*", "news", "hello", true))]);
+    let p = ckc(&mut h, 3, "PUBLISH nothing x", int(1));
+    assert_eq!(p, vec![(2, pmsg("n*", "nothing", "x", true))]);
+    assert!(ckc(&mut h, 3, "PUBLISH other x", int(0)).is_empty());
+    ckc(&mut h, 3, "PUBSUB NUMSUB news n* zz", "*6\r\n$4\r\nnews\r\n:2\r\n$2\r\nn*\r\n:0\r\n$2\r\nzz\r\n:0\r\n");
+    ckc(&mut h, 3, "PUBSUB NUMPAT", int(1));
+    ckc(&mut h, 3, "PUBSUB CHANNELS", bulks(&["news"]));
+    ckc(&mut h, 3, "PUBSUB CHANNELS x*", "*0\r\n");
+    ckc(&mut h, 3, "PUBSUB CHANNELS a b", err("ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP."));
+    ckc(&mut h, 3, "PUBSUB NUMPAT x", err("ERR wrong number of arguments for 'pubsub|numpat' command"));
+    ckc(&mut h, 3, "PUBSUB FOO", err("ERR unknown subcommand 'FOO'. Try PUBSUB HELP."));
+    // PUBLISH is not a write: nothing to log.
+    assert!(h.effect_lines().is_empty());
+    // A disconnected subscriber is forgotten.
+    let mut b = BatchWriter::new();
+    b.record(batch::REC_DISCONNECT, 1, b"");
+    h.e.execute(&b.buf, h.now_ms * 1000, 1);
+    ckc(&mut h, 3, "PUBSUB NUMSUB news", "*2\r\n$4\r\nnews\r\n:1\r\n");
+    // CLIENT REPLY OFF mutes messages too (Redis 7.0).
+    ckc(&mut h, 2, "CLIENT REPLY OFF", "");
+    assert!(ckc(&mut h, 3, "PUBLISH news x", int(2)).is_empty());
+}
+
+#[test]
+fn shard_channels() {
+    let mut h = H::new();
+    ckc(&mut h, 1, "SSUBSCRIBE s1 s2", format!("{}{}", conf("ssubscribe", Some("s1"), 1, false), conf("ssubscribe", Some("s2"), 2, false)));
+    let p = ckc(&mut h, 2, "SPUBLISH s1 m", int(1));
+    assert_eq!(p, vec![(1, format!("*3\r\n{}{}{}", bulk("smessage"), bulk("s1"), bulk("m")))]);
+    ckc(&mut h, 2, "PUBLISH s1 m", int(0));
+    ckc(&mut h, 2, "PUBSUB SHARDCHANNELS", bulks(&["s1", "s2"]));
+    ckc(&mut h, 2, "PUBSUB SHARDNUMSUB s1 x", "*4\r\n$2\r\ns1\r\n:1\r\n$1\r\nx\r\n:0\r\n");
+    ckc(&mut h, 1, "SUNSUBSCRIBE s1 t", format!("{}{}", conf("sunsubscribe", Some("s1"), 1, false), conf("sunsubscribe", Some("t"), 1, false)));
+}
+
+#[test]
+fn pubsub_help_and_client_list() {
+    let mut h = H::new();
+    let help = h.c("PUBSUB HELP");
+    assert!(help.starts_with("*14\r\n+PUBSUB <subcommand>"), "{help}");
+    ckc(&mut h, 5, "PSUBSCRIBE a b", format!("{}{}", conf("psubscribe", Some("a"), 1, false), conf("psubscribe", Some("b"), 2, false)));
+    let list = bulk_text(&h.c("CLIENT LIST TYPE pubsub"));
+    assert!(list.contains("id=5 ") && list.contains("flags=P ") && list.contains("sub=0 psub=2 ssub=0") && !list.contains("id=1 "), "{list}");
+    let normal = bulk_text(&h.c("CLIENT LIST TYPE normal"));
+    assert!(normal.contains("id=1 ") && !normal.contains("id=5 "), "{normal}");
+}
+
+#[test]
+fn notify_config_is_parsed_and_reported_like_redis() {
+    let mut h = H::new();
+    for (set, shown) in [("KEA", "AKE"), ("AKEmn", "AKEm"), ("gx$", "g$x"), ("mnKE", "nKEm"), ("Kd", "dK"), ("g$lshzxetd", "A"), ("", "")] {
+        ck(&mut h, &format!("CONFIG SET notify-keyspace-events {set}"), OK);
+        ck(&mut h, "CONFIG GET notify-keyspace-events", bulks(&["notify-keyspace-events", shown]));
+    }
+    ck(&mut h, "CONFIG SET notify-keyspace-events q", err("ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'."));
+}
+
+/// Every message client 9 (subscribed to `*`) gets while client 1 runs `lines`.
+fn events(h: &mut H, lines: &[&str]) -> Vec<String> {
+    let mut got = Vec::new();
+    for l in lines {
+        for (to, m) in run(h, 1, l).1 {
+            assert_eq!(to, 9);
+            let items = parse_push(&m);
+            got.push(format!("{} {}", items[2], items[3]));
+        }
+    }
+    got
+}
+
+/// The items of a message made of bulk strings.
+fn parse_push(m: &str) -> Vec<String> {
+    let mut lines = m.split("\r\n");
+    let n: usize = lines.next().unwrap()[1..].parse().unwrap();
+    (0..n)
+        .map(|_| {
+            lines.next();
+            lines.next().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn keyspace_notifications_for_strings_keys_hashes() {
+    let mut h = H::new();
+    ckc(&mut h, 9, "PSUBSCRIBE *", conf("psubscribe", Some("*"), 1, false));
+    // Off by default.
+    assert!(events(&mut h, &["SET k v"]).is_empty());
+    ckc(&mut h, 1, "CONFIG SET notify-keyspace-events KEA", OK);
+    let got = events(&mut h, &["SET k v EX 100", "EXPIRE k 50", "PERSIST k", "APPEND k x", "INCR n", "INCRBYFLOAT n 1.5", "DEL k n", "HSET h f v", "HINCRBY h g 1", "HDEL h f g", "SETRANGE s 2 x", "RENAME s t", "COPY t u", "GETDEL u", "MSET a 1 b 2", "GETSET a 3", "SELECT 3", "SET z 1"]);
+    let want = [
+        "__keyspace@0__:k set", "__keyevent@0__:set k", "__keyspace@0__:k expire", "__keyevent@0__:expire k",
+        "__keyspace@0__:k expire", "__keyevent@0__:expire k",
+        "__keyspace@0__:k persist", "__keyevent@0__:persist k",
+        "__keyspace@0__:k append", "__keyevent@0__:append k",
+        "__keyspace@0__:n incrby", "__keyevent@0__:incrby n",
+        "__keyspace@0__:n incrbyfloat", "__keyevent@0__:incrbyfloat n",
+        "__keyspace@0__:k del", "__keyevent@0__:del k", "__keyspace@0__:n del", "__keyevent@0__:del n",
+        "__keyspace@0__:h hset", "__keyevent@0__:hset h",
+        "__keyspace@0__:h hincrby", "__keyevent@0__:hincrby h",
+        "__keyspace@0__:h hdel", "__keyevent@0__:hdel h", "__keyspace@0__:h del", "__keyevent@0__:del h",
+        "__keyspace@0__:s setrange", "__keyevent@0__:setrange s",
+        "__keyspace@0__:s rename_from", "__keyevent@0__:rename_from s", "__keyspace@0__:t rename_to", "__keyevent@0__:rename_to t",
+        "__keyspace@0__:u copy_to", "__keyevent@0__:copy_to u",
+        "__keyspace@0__:u del", "__keyevent@0__:del u",
+        "__keyspace@0__:a set", "__keyevent@0__:set a", "__keyspace@0__:b set", "__keyevent@0__:set b",
+        "__keyspace@0__:a set", "__keyevent@0__:set a",
+        "__keyspace@3__:z set", "__keyevent@3__:set z",
+    ];
+    assert_eq!(got, want);
+    // Only the classes asked for; keyevent only.
+    ckc(&mut h, 1, "CONFIG SET notify-keyspace-events Eh", OK);
+    assert_eq!(events(&mut h, &["SET q 1", "HSET hh f v"]), vec!["__keyevent@3__:hset hh"]);
+    // New keys and misses (not part of A).
+    ckc(&mut h, 1, "CONFIG SET notify-keyspace-events Kn$m", OK);
+    assert_eq!(events(&mut h, &["SET fresh 1", "SET fresh 2", "GET nokey"]), vec!["__keyspace@3__:fresh new", "__keyspace@3__:fresh set", "__keyspace@3__:fresh set", "__keyspace@3__:nokey keymiss"]);
+}
+
+#[test]
+fn expired_and_evicted_events() {
+    let mut h = H::new();
+    ckc(&mut h, 9, "PSUBSCRIBE *", conf("psubscribe", Some("*"), 1, false));
+    ckc(&mut h, 1, "CONFIG SET notify-keyspace-events Exe", OK);
+    run(&mut h, 1, "SET a 1 PX 10");
+    run(&mut h, 1, "SET b 1 PX 10");
+    h.advance(20);
+    // Lazy expiry on access.
+    assert_eq!(events(&mut h, &["GET a"]), vec!["__keyevent@0__:expired a"]);
+    // Active expiry: the messages follow the tick's record.
+    let mut b = BatchWriter::new();
+    b.record(batch::REC_TICK, 0, b"");
+    let out = h.e.execute(&b.buf, h.now_ms * 1000, 5);
+    let recs: Vec<_> = OutputReader::new(&out).map(|r| (r.kind, r.client, String::from_utf8_lossy(r.reply).into_owned())).collect();
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    assert_eq!(recs[0].0, batch::REC_TICK);
+    assert_eq!((recs[1].0, recs[1].1), (batch::REC_PUSH, 9));
+    assert_eq!(recs[1].2, pmsg("*", "__keyevent@0__:expired", "b", false));
+    // Eviction.
+    h.e.set_memory_probe(|| 1 << 30);
+    run(&mut h, 1, "SET c 1");
+    ckc(&mut h, 1, "CONFIG SET maxmemory-policy allkeys-random", OK);
+    ckc(&mut h, 1, "CONFIG SET maxmemory 1mb", OK);
+    let (r, p) = run(&mut h, 1, "SET d 1");
+    assert!(r.starts_with("-OOM"), "{r}");
+    assert_eq!(p, vec![(9, pmsg("*", "__keyevent@0__:evicted", "c", false))]);
+}
+
+#[test]
+fn replica_apply_raises_notifications_delivered_on_the_next_call() {
+    let mut h = H::new();
+    ckc(&mut h, 9, "SUBSCRIBE __keyspace@0__:k", conf("subscribe", Some("__keyspace@0__:k"), 1, false));
+    ckc(&mut h, 1, "CONFIG SET notify-keyspace-events K$g", OK);
+    let mut fx = vec![0u8];
+    encode_command(&mut fx, &["SET", "k", "v"]);
+    fx.push(0);
+    encode_command(&mut fx, &["DEL", "k"]);
+    assert_eq!(h.e.apply(&fx, h.now_ms * 1000), Ok(2));
+    let mut b = BatchWriter::new();
+    b.record(batch::REC_DELIVER, 0, b"");
+    let out = h.e.execute(&b.buf, h.now_ms * 1000, 5);
+    let recs: Vec<_> = OutputReader::new(&out).map(|r| (r.kind, r.client, String::from_utf8_lossy(r.reply).into_owned())).collect();
+    assert_eq!(
+        recs,
+        vec![
+            (batch::REC_PUSH, 9, msg("__keyspace@0__:k", "set", false)),
+            (batch::REC_PUSH, 9, msg("__keyspace@0__:k", "del", false)),
+            (batch::REC_DELIVER, 0, String::new()),
+        ]
+    );
+}

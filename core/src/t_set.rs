@@ -9,6 +9,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::dict::Dict;
 use crate::object::Value;
 use crate::t_string::WRONGTYPE;
@@ -346,6 +347,7 @@ pub fn sadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
     if !exists {
         let lru = ctx.lru();
+        ctx.st.notify_new(db, argv[1]);
         ctx.st.dbs[db].add(argv[1], Value::Set(SetValue::new_for(argv[2], seed)), lru);
     }
     let s = set_mut(ctx, argv[1]);
@@ -353,6 +355,7 @@ pub fn sadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if added > 0 {
         ctx.st.touch_watched(db, argv[1]);
         ctx.dirty += added as u64;
+        ctx.notify(notify::SET, "sadd", argv[1]);
     }
     ctx.reply.int(added as i64);
 }
@@ -373,6 +376,10 @@ pub fn srem(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if removed > 0 {
         ctx.st.touch_watched(db, argv[1]);
         ctx.dirty += removed as u64;
+        ctx.notify(notify::SET, "srem", argv[1]);
+        if empty {
+            ctx.notify(notify::GENERIC, "del", argv[1]);
+        }
     }
     ctx.reply.int(removed as i64);
 }
@@ -395,12 +402,18 @@ pub fn smove(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if !s.remove(m) {
         return ctx.reply.int(0);
     }
-    if s.is_empty() {
+    let src_emptied = s.is_empty();
+    if src_emptied {
         ctx.st.dbs[db].remove(src);
+    }
+    ctx.notify(notify::SET, "srem", src);
+    if src_emptied {
+        ctx.notify(notify::GENERIC, "del", src);
     }
     let (max, seed) = limits(ctx);
     if dst_kind.is_none() {
         let lru = ctx.lru();
+        ctx.st.notify_new(db, dst);
         ctx.st.dbs[db].add(dst, Value::Set(SetValue::new_for(m, seed)), lru);
     }
     ctx.st.touch_watched(db, src);
@@ -408,6 +421,7 @@ pub fn smove(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if set_mut(ctx, dst).add(m, max, seed) {
         ctx.dirty += 1;
         ctx.st.touch_watched(db, dst);
+        ctx.notify(notify::SET, "sadd", dst);
     }
     ctx.reply.int(1);
 }
@@ -472,6 +486,10 @@ pub fn spop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.dirty += 1;
     ctx.reply.bulk(&m);
     ctx.propagate(&[b"SREM", key, &m]);
+    ctx.notify(notify::SET, "spop", key);
+    if empty {
+        ctx.notify(notify::GENERIC, "del", key);
+    }
 }
 
 fn spop_count(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -495,6 +513,8 @@ fn spop_count(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         s.for_each(|m| ctx.reply.bulk(m));
         ctx.dirty += 1;
         ctx.propagate(&[b"DEL", key]);
+        ctx.notify(notify::SET, "spop", key);
+        ctx.notify(notify::GENERIC, "del", key);
         return;
     }
     // `count` distinct members by a partial Fisher-Yates shuffle.
@@ -519,6 +539,7 @@ fn spop_count(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     fx.push(key);
     fx.extend(members.iter().map(|m| m.as_slice()));
     ctx.propagate(&fx);
+    ctx.notify(notify::SET, "spop", key);
 }
 
 pub fn srandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -601,14 +622,16 @@ fn sources<'s>(st: &'s crate::engine::State, db: usize, keys: &[&[u8]]) -> Vec<O
 
 /// Stores a computed set at `dst` (SINTERSTORE & co): replaces any value and TTL, or
 /// deletes `dst` when the result is empty. Replies the size.
-fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], result: SetValue) {
+fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], result: SetValue, event: &str) {
     let db = ctx.db();
     let n = result.len();
     if n > 0 {
         ctx.st.set_value(db, dst, Value::Set(result), false);
         ctx.dirty += 1;
+        ctx.notify(notify::SET, event, dst);
     } else if ctx.st.delete(db, dst).is_some() {
         ctx.dirty += 1;
+        ctx.notify(notify::GENERIC, "del", dst);
     }
     ctx.reply.int(n as i64);
 }
@@ -621,7 +644,7 @@ fn sinter_generic(ctx: &mut Ctx<'_>, keys: &[&[u8]], dst: Option<&[u8]>, card_on
             // A write lookup first: an expired destination is gone, not "deleted" again.
             let db = ctx.db();
             ctx.st.expire_if_needed(db, d, ctx.fx);
-            store_result(ctx, d, SetValue::new_intset());
+            store_result(ctx, d, SetValue::new_intset(), "sinterstore");
         } else if card_only {
             ctx.reply.int(0);
         } else {
@@ -663,7 +686,7 @@ fn sinter_generic(ctx: &mut Ctx<'_>, keys: &[&[u8]], dst: Option<&[u8]>, card_on
                 result.add(m, max, seed);
             }
             ctx.st.expire_if_needed(db, d, ctx.fx);
-            store_result(ctx, d, result);
+            store_result(ctx, d, result, "sinterstore");
         }
         None => {
             ctx.reply.set(found.len());
@@ -743,7 +766,7 @@ fn sunion_diff_generic(ctx: &mut Ctx<'_>, keys: &[&[u8]], dst: Option<&[u8]>, op
     match dst {
         Some(d) => {
             ctx.st.expire_if_needed(db, d, ctx.fx);
-            store_result(ctx, d, result);
+            store_result(ctx, d, result, if op == Op::Union { "sunionstore" } else { "sdiffstore" });
         }
         None => {
             ctx.reply.set(result.len());

@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::dict::Dict;
 use crate::engine::State;
 use crate::object::Value;
@@ -754,16 +755,18 @@ fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) -> bool {
 
 /// Writes a computed set to `dst` (setKey: replaces any value and its TTL), or deletes
 /// `dst` when the result is empty. Returns the reply count.
-fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], z: ZsetValue) -> usize {
+fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], z: ZsetValue, event: &str) -> usize {
     let db = ctx.db();
     let n = z.len();
     if n > 0 {
         ctx.st.set_value(db, dst, Value::Zset(z), false);
         ctx.dirty += 1;
+        ctx.notify(notify::ZSET, event, dst);
     } else {
         ctx.st.expire_if_needed(db, dst, ctx.fx);
         if ctx.st.delete(db, dst).is_some() {
             ctx.dirty += 1;
+            ctx.notify(notify::GENERIC, "del", dst);
         }
     }
     n
@@ -825,6 +828,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], incr_cmd: bool) {
         }
         let z = ZsetValue::new_for(lim, argv[idx + 1].len());
         let lru = ctx.st.lru_clock();
+        ctx.st.notify_new(db, key);
         ctx.st.dbs[db].add(key, Value::Zset(z), lru);
     }
     let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
@@ -859,6 +863,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], incr_cmd: bool) {
     if added + updated > 0 {
         ctx.st.touch_watched(db, key);
         ctx.dirty += (added + updated) as u64;
+        ctx.notify(notify::ZSET, if f.incr { "zincr" } else { "zadd" }, key);
     }
     if nan {
         drop_if_empty(ctx, key);
@@ -900,9 +905,13 @@ pub fn zrem(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     }
     if deleted > 0 {
-        drop_if_empty(ctx, key);
+        let gone = drop_if_empty(ctx, key);
         ctx.st.touch_watched(db, key);
         ctx.dirty += deleted;
+        ctx.notify(notify::ZSET, "zrem", key);
+        if gone {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
     }
     ctx.reply.int(deleted as i64);
 }
@@ -1161,7 +1170,7 @@ fn zrange_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], start: usize, store: Option
     match sink {
         Sink::Client { withscores, items } => reply_items(ctx, &items, withscores),
         Sink::Store { z, .. } => {
-            let n = store_result(ctx, store.unwrap(), z);
+            let n = store_result(ctx, store.unwrap(), z, "zrangestore");
             ctx.reply.int(n as i64);
         }
     }
@@ -1243,9 +1252,18 @@ fn zremrange_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], rtype: RangeType) {
     };
     let deleted = z.remove_rank_range(lo, hi);
     if deleted > 0 {
-        drop_if_empty(ctx, key);
+        let gone = drop_if_empty(ctx, key);
         ctx.st.touch_watched(db, key);
         ctx.dirty += deleted as u64;
+        let event = match rtype {
+            RangeType::Rank => "zremrangebyrank",
+            RangeType::Score => "zremrangebyscore",
+            _ => "zremrangebylex",
+        };
+        ctx.notify(notify::ZSET, event, key);
+        if gone {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
     }
     ctx.reply.int(deleted as i64);
 }
@@ -1505,7 +1523,7 @@ fn zsetop_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], dst: Option<&[u8]>, numkeys
             if z.len() <= lim.entries && maxlen <= lim.value {
                 z.to_listpack();
             }
-            let n = store_result(ctx, dst, z);
+            let n = store_result(ctx, dst, z, name);
             ctx.reply.int(n as i64);
         }
         None => {
@@ -1622,9 +1640,13 @@ pub fn pop_generic(ctx: &mut Ctx<'_>, keys: &[&[u8]], wh: Where, count: Option<i
         ctx.reply.bulk(m);
         ctx.reply.double(*s);
     }
-    drop_if_empty(ctx, key);
+    let gone = drop_if_empty(ctx, key);
     ctx.st.touch_watched(db, key);
     ctx.dirty += n as u64;
+    ctx.notify(notify::ZSET, if wh == Where::Min { "zpopmin" } else { "zpopmax" }, key);
+    if gone {
+        ctx.notify(notify::GENERIC, "del", key);
+    }
     Some((key.to_vec(), n))
 }
 

@@ -297,3 +297,69 @@ fn replica_apply_raises_notifications_delivered_on_the_next_call() {
         ]
     );
 }
+
+#[test]
+fn keyevents_match_redis_across_types() {
+    let mut h = H::new();
+    ckc(&mut h, 9, "PSUBSCRIBE __keyevent@*", conf("psubscribe", Some("__keyevent@*"), 1, false));
+    ckc(&mut h, 1, "CONFIG SET notify-keyspace-events KEAn", OK);
+    // Recorded from redis-server 7.0.15 (notify-keyspace-events KEAn, keyevent channels).
+    let cases: &[(&str, &[&str])] = &[
+        ("SADD s a b", &["new s", "sadd s"]),
+        ("SADD s a", &[]),
+        ("SREM s a", &["srem s"]),
+        ("SMOVE s t b", &["srem s", "del s", "new t", "sadd t"]),
+        ("SADD s x y z", &["new s", "sadd s"]),
+        ("SPOP s", &["spop s"]),
+        ("SPOP s 1", &["spop s"]),
+        ("SPOP s 5", &["spop s", "del s"]),
+        ("SADD u 1", &["new u", "sadd u"]),
+        ("SINTERSTORE d u u", &["new d", "sinterstore d"]),
+        ("SUNIONSTORE d u nx", &["sunionstore d"]),
+        ("SDIFFSTORE d u u", &["del d"]),
+        ("SINTERSTORE d u nx", &[]),
+        ("ZADD z 1 a 2 b 3 c", &["new z", "zadd z"]),
+        ("ZADD z XX 1 a", &[]),
+        ("ZINCRBY z 1 a", &["zincr z"]),
+        ("ZADD z INCR 1 a", &["zincr z"]),
+        ("ZREM z a", &["zrem z"]),
+        ("ZPOPMIN z", &["zpopmin z"]),
+        ("ZPOPMAX z 5", &["zpopmax z", "del z"]),
+        ("ZADD z 1 a 2 b", &["new z", "zadd z"]),
+        ("ZREMRANGEBYRANK z 0 0", &["zremrangebyrank z"]),
+        ("ZREMRANGEBYSCORE z 0 10", &["zremrangebyscore z", "del z"]),
+        ("ZADD y 1 a", &["new y", "zadd y"]),
+        ("ZUNIONSTORE w 1 y", &["new w", "zunionstore w"]),
+        ("ZINTERSTORE w 2 y nx", &["del w"]),
+        ("ZRANGESTORE v y 0 -1", &["new v", "zrangestore v"]),
+        ("ZDIFFSTORE v 1 y", &["zdiffstore v"]),
+        ("ZMPOP 1 y MIN", &["zpopmin y", "del y"]),
+        ("ZADD y 1 a", &["new y", "zadd y"]),
+        ("ZREMRANGEBYLEX y - +", &["zremrangebylex y", "del y"]),
+        ("SET k 1", &["new k", "set k"]),
+        ("GETEX k EX 100", &["expire k"]),
+        ("GETEX k PERSIST", &["persist k"]),
+        ("GETEX k PXAT 1", &["del k"]),
+        ("SET k 1", &["new k", "set k"]),
+        ("EXPIRE k -1", &["del k"]),
+        ("SET k v KEEPTTL", &["new k", "set k"]),
+        ("HSETNX h f v", &["new h", "hset h"]),
+        ("HINCRBYFLOAT h g 1.5", &["hincrbyfloat h"]),
+        ("SETNX n 1", &["new n", "set n"]),
+        ("MSETNX m1 1 m2 2", &["new m1", "set m1", "new m2", "set m2"]),
+        ("RENAME m1 m2", &["new m2", "rename_from m1", "rename_to m2"]),
+        ("COPY m2 m3", &["new m3", "copy_to m3"]),
+        ("SET m3 x GET", &["set m3"]),
+    ];
+    for (line, want) in cases {
+        let got: Vec<String> = run(&mut h, 1, line)
+            .1
+            .into_iter()
+            .map(|(_, m)| {
+                let it = parse_push(&m);
+                format!("{} {}", it[2].split_once(':').unwrap().1, it[3])
+            })
+            .collect();
+        assert_eq!(got, *want, "events of {line:?}");
+    }
+}

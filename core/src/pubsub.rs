@@ -166,6 +166,9 @@ impl PubSub {
             }
             false
         });
+        if self.outbox.is_empty() {
+            self.messages.clear();
+        }
     }
 
     /// Writes every queued message as a `REC_PUSH` output record; `lookup` gives a

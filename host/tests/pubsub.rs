@@ -176,6 +176,8 @@ fn start_logged() -> Logged {
                 node: "n".into(),
                 replica_of,
                 lease_ms: None,
+                cluster: false,
+                snapshots: None,
             };
             let p = server::start(opts(LogHandle::Embedded(log.clone()), None)).await.unwrap();
             let r = server::start(opts(LogHandle::Embedded(log.clone()), Some(p.addr.to_string()))).await.unwrap();

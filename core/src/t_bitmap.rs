@@ -7,6 +7,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::object::Value;
 use crate::t_string::WRONGTYPE;
 use crate::util::{eq_ic, parse_i64};
@@ -57,6 +58,7 @@ fn string_for_bits(ctx: &mut Ctx<'_>, key: &[u8], maxbit: u64) -> Option<bool> {
     }
     let Some(len) = cur else {
         let lru = ctx.lru();
+        ctx.st.notify_new(db, key);
         ctx.st.dbs[db].add(key, Value::Raw(alloc::vec![0; need]), lru);
         return Some(true);
     };
@@ -98,6 +100,7 @@ pub fn setbit(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let db = ctx.db();
         ctx.st.touch_watched(db, argv[1]);
         ctx.dirty += 1;
+        ctx.notify(notify::STRING, "setbit", argv[1]);
     }
     ctx.reply.int(old as i64);
 }
@@ -345,10 +348,12 @@ pub fn bitop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         // Redis stores the result as a raw string, whatever its length.
         ctx.st.set_value(db, target, Value::Raw(res), false);
         ctx.dirty += 1;
+        ctx.notify(notify::STRING, "set", target);
     } else {
         ctx.st.expire_if_needed(db, target, ctx.fx);
         if ctx.st.delete(db, target).is_some() {
             ctx.dirty += 1;
+            ctx.notify(notify::GENERIC, "del", target);
         }
     }
     ctx.reply.int(maxlen as i64);
@@ -603,6 +608,9 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], readonly_cmd: bool) {
     if changes > 0 || dirty {
         ctx.st.touch_watched(db, key);
         ctx.dirty += changes.max(1);
+    }
+    if changes > 0 {
+        ctx.notify(notify::STRING, "setbit", key);
     }
 }
 

@@ -19,6 +19,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::object::Value;
 use crate::t_string::WRONGTYPE;
 
@@ -493,6 +494,7 @@ pub fn pfadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut updated = 0u64;
     if !exists {
         let lru = ctx.lru();
+        ctx.st.notify_new(db, key);
         ctx.st.dbs[db].add(key, Value::Raw(create()), lru);
         updated += 1;
     }
@@ -519,6 +521,7 @@ pub fn pfadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         invalidate_cache(s);
         ctx.st.touch_watched(db, key);
         ctx.dirty += updated;
+        ctx.notify(notify::STRING, "pfadd", key);
     }
     ctx.reply.int((updated > 0) as i64);
 }
@@ -596,6 +599,7 @@ pub fn pfmerge(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let dst = argv[1];
     if !ctx.st.exists(db, dst, ctx.fx) {
         let lru = ctx.lru();
+        ctx.st.notify_new(db, dst);
         ctx.st.dbs[db].add(dst, Value::Raw(create()), lru);
     }
     let max_bytes = sparse_max_bytes(ctx);
@@ -615,6 +619,7 @@ pub fn pfmerge(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     invalidate_cache(s);
     ctx.st.touch_watched(db, dst);
     ctx.dirty += 1;
+    ctx.notify(notify::STRING, "pfadd", dst);
     ctx.reply.ok();
 }
 

@@ -363,3 +363,39 @@ fn keyevents_match_redis_across_types() {
         assert_eq!(got, *want, "events of {line:?}");
     }
 }
+
+#[test]
+fn keyevents_match_redis_for_bitmaps_and_hll() {
+    let mut h = H::new();
+    ckc(&mut h, 9, "PSUBSCRIBE __keyevent@*", conf("psubscribe", Some("__keyevent@*"), 1, false));
+    ckc(&mut h, 1, "CONFIG SET notify-keyspace-events KEAn", OK);
+    // Recorded from redis-server 7.0.15.
+    let cases: &[(&str, &[&str])] = &[
+        ("SETBIT b 7 1", &["new b", "setbit b"]),
+        ("SETBIT b 7 1", &[]),
+        ("SETBIT b 100 0", &["setbit b"]),
+        ("SET s1 abc", &["new s1", "set s1"]),
+        ("BITOP AND d s1 b", &["new d", "set d"]),
+        ("BITOP OR d nx1 nx2", &["del d"]),
+        ("BITFIELD bf SET u8 0 5", &["new bf", "setbit bf"]),
+        ("BITFIELD bf GET u8 0", &[]),
+        ("BITFIELD bf INCRBY u8 0 1", &["setbit bf"]),
+        ("BITFIELD nf GET u8 0", &[]),
+        ("PFADD h a b", &["new h", "pfadd h"]),
+        ("PFADD h a", &[]),
+        ("PFADD h2", &["new h2", "pfadd h2"]),
+        ("PFMERGE h3 h h2", &["new h3", "pfadd h3"]),
+        ("PFMERGE h3", &["pfadd h3"]),
+    ];
+    for (line, want) in cases {
+        let got: Vec<String> = run(&mut h, 1, line)
+            .1
+            .into_iter()
+            .map(|(_, m)| {
+                let it = parse_push(&m);
+                format!("{} {}", it[2].split_once(':').unwrap().1, it[3])
+            })
+            .collect();
+        assert_eq!(got, *want, "events of {line:?}");
+    }
+}

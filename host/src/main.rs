@@ -54,7 +54,7 @@ struct UpArgs {
     #[arg(long)]
     node_port_base: Option<u16>,
     /// Lease of the shard's primary, in ms (failover takes a little more than this).
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = memoria_host::lease::DEFAULT_LEASE_MS)]
     lease_ms: u64,
     /// One process with the log embedded in it, no replicas and no failover (the
     /// shortest write path; benchmarks).
@@ -91,7 +91,7 @@ struct ServerArgs {
     /// backoff slightly longer than the lease). Every node, --replica-of or not, then
     /// starts as a replica and leadership is won by election through the log. 0 turns
     /// failover off: a node started without --replica-of leads for good.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = memoria_host::lease::DEFAULT_LEASE_MS)]
     lease_ms: u64,
     /// Cluster mode: answer CLUSTER SLOTS/SHARDS/NODES and redirect writes sent to a
     /// replica to the primary with -MOVED (`memoria up` runs its nodes so).

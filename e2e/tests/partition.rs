@@ -1,0 +1,101 @@
+//! (c) The primary cut off from its log (a network partition between the node and the log
+//! service, made with a relay the test controls), under load: the other node claims the
+//! shard once the lease has surely run out; the cut-off primary acknowledges nothing after
+//! that claim — it cannot, every acknowledgement needs the log — and stops serving reads
+//! when its lease lapses, so it never serves a stale read. Healed, it rejoins as a replica.
+//! Afterwards: every acknowledged write is readable and the history is linearizable.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{LogService, Nodes, Relay, tempdir};
+use memoria_e2e::linearizability::{self, Budget};
+use memoria_e2e::workload::{Config, Conn, Reply, Workload};
+
+/// Memoria's default lease.
+const LEASE_MS: Option<u64> = None;
+
+#[test]
+fn primary_cut_off_from_its_log() {
+    let dir = tempdir("partition");
+    let token = "partition-token";
+    let log = LogService::sqlite(&dir, token);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let relays: Vec<Relay> = (0..2).map(|_| Relay::start(&rt, &log.url)).collect();
+    let nodes = Nodes::start(&dir, relays.iter().map(|r| vec![r.url.clone()]).collect(), token, LEASE_MS);
+    nodes.wait_all_up(Duration::from_secs(60));
+    let old = nodes.wait_primary(Duration::from_secs(30), None);
+    rt.block_on(async {
+        let mut cfg = Config::new(nodes.addrs());
+        cfg.clients = 6;
+        let w = Workload::start(cfg);
+        assert!(w.wait_for_ok(100, Duration::from_secs(30)).await, "the load never got going: {}", w.stats());
+
+        // A client of the old primary, and one key it will watch.
+        let mut direct = Conn::connect(&nodes.addrs()[old]).await.unwrap();
+        assert!(matches!(direct.request(&[b"SET", b"cut:k", b"before"]).await.unwrap(), Reply::Simple(_)));
+        relays[old].cut();
+        let cut_at = Instant::now();
+        let new = tokio::task::spawn_blocking({
+            let addrs = nodes.addrs();
+            move || wait_other_primary(&addrs, old)
+        })
+        .await
+        .unwrap();
+        println!("node {old} cut off from the log; node {new} leads after {} ms", cut_at.elapsed().as_millis());
+        let mut c = Conn::connect(&nodes.addrs()[new]).await.unwrap();
+        assert!(matches!(c.request(&[b"SET", b"cut:k", b"after"]).await.unwrap(), Reply::Simple(_)));
+
+        // The cut-off node: past its lease it acknowledges no write and serves no read.
+        for _ in 0..5 {
+            match tokio::time::timeout(Duration::from_secs(5), direct.request(&[b"SET", b"cut:k", b"stale"])).await {
+                Ok(Ok(Reply::Error(_))) | Ok(Err(_)) | Err(_) => {}
+                Ok(Ok(r)) => panic!("the cut-off old primary answered a write with {r:?}"),
+            }
+            match tokio::time::timeout(Duration::from_secs(5), direct.request(&[b"GET", b"cut:k"])).await {
+                Ok(Ok(Reply::Error(_))) | Ok(Err(_)) | Err(_) => {}
+                Ok(Ok(Reply::Bulk(Some(v)))) if v == b"after" => {}
+                Ok(Ok(r)) => panic!("the cut-off old primary served a stale read: {r:?}"),
+            }
+            match Conn::connect(&nodes.addrs()[old]).await {
+                Ok(d) => direct = d,
+                Err(_) => break,
+            }
+        }
+
+        relays[old].heal();
+        let r = w.stop().await;
+        println!("partition drill: {}", r.stats);
+        let report = r.ledger.verify(&nodes.addrs(), Duration::from_secs(30)).await.unwrap();
+        print!("{report}");
+        assert!(report.is_clean(), "acknowledged writes lost\n{report}");
+        let lin = linearizability::check(&r.history, Budget::default());
+        println!("linearizability over {} operations: {lin}", r.history.len());
+        assert!(lin.violations().is_empty() && lin.is_linearizable(), "{lin}");
+    });
+    // Healed, the old primary follows the new one.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let info = common::info_replication(nodes.ports[old]).unwrap_or_default();
+        if info.contains("role:slave") && info.contains("master_link_status:up") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the old primary did not rejoin as a replica: {info}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn wait_other_primary(addrs: &[String], not: usize) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        for (i, a) in addrs.iter().enumerate() {
+            let port: u16 = a.rsplit(':').next().unwrap().parse().unwrap();
+            if i != not && common::info_replication(port).is_some_and(|t| t.contains("role:master")) {
+                return i;
+            }
+        }
+        assert!(Instant::now() < deadline, "no other primary within 30 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -141,11 +141,26 @@ wait_ready "$redis_port" redis $!
 memoria_port=$(free_port)
 while [[ "$memoria_port" == "$redis_port" ]]; do memoria_port=$(free_port); done
 console_port=$(free_port)
+node_args=()
+if [[ $durable == 1 ]] && "$memoria_bin" up --help 2>/dev/null | grep -q -- '--node-port-base'; then
+    node_base=$(free_port)
+    while [[ "$node_base" == "$redis_port" || "$node_base" == "$memoria_port" ]]; do node_base=$(free_port); done
+    node_args=(--node-port-base "$node_base")
+fi
 # shellcheck disable=SC2086
 "$memoria_bin" up --port "$memoria_port" --bind 127.0.0.1 --data-dir "$work/memoria-data" \
-    --console-port "$console_port" $memoria_args >"$work/memoria.log" 2>&1 &
+    --console-port "$console_port" "${node_args[@]}" $memoria_args >"$work/memoria.log" 2>&1 &
 pids+=($!)
 wait_ready "$memoria_port" memoria $!
+# `memoria up` with replicas: measure the primary itself, as a cluster-aware client would
+# reach it (the stable --port is a proxy in front of it).
+cluster_json="$work/memoria-data/cluster.json"
+if [[ -f $cluster_json ]]; then
+    primary_port=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(n["port"] for n in d["nodes"] if n["role"]=="primary"))' "$cluster_json")
+    mode="$mode, primary node port $primary_port (replicas: $(grep -c '"replica"' "$cluster_json"))"
+    memoria_port=$primary_port
+    wait_ready "$memoria_port" memoria-primary "${pids[-1]}"
+fi
 
 declare -A port=([redis]=$redis_port [memoria]=$memoria_port)
 

@@ -50,6 +50,9 @@ pub struct Replayed {
     pub max_epoch: u64,
     pub data_entries: u64,
     pub effects: u64,
+    /// The node named by the newest lease renewal or leader claim read (the primary, as
+    /// far as this log prefix tells).
+    pub leader: Option<String>,
 }
 
 /// Applies log entries to `engine`: data entries' effects in order; leases, claims and
@@ -64,6 +67,10 @@ pub fn apply_entries(engine: &mut ShardEngine, entries: &[memoria_log::Entry], r
         if e.kind == Kind::Data {
             r.effects += engine.apply(&e.payload, now_us())? as u64;
             r.data_entries += 1;
+        } else if matches!(e.kind, Kind::LeaseRenewal | Kind::LeaderClaim)
+            && let Some(p) = memoria_log::LeasePayload::decode(&e.payload)
+        {
+            r.leader = Some(p.node);
         }
         r.last_id = e.id;
     }
@@ -72,7 +79,7 @@ pub fn apply_entries(engine: &mut ShardEngine, entries: &[memoria_log::Entry], r
 
 /// Reads and applies everything after `after` up to the tail as it was when reached.
 pub async fn replay(api: &LogHandle, name: &str, after: u64, engine: &mut ShardEngine) -> Result<Replayed, DurableError> {
-    let mut r = Replayed { last_id: after, tail_id: after, max_epoch: 0, data_entries: 0, effects: 0 };
+    let mut r = Replayed { last_id: after, tail_id: after, max_epoch: 0, data_entries: 0, effects: 0, leader: None };
     loop {
         let batch = api.read(name, r.last_id, READ_CHUNK, Duration::ZERO).await?;
         r.tail_id = batch.tail_id;

@@ -101,7 +101,8 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
             let r = durable::replay_from_snapshot(&api, SHARD_LOG, opts.snapshots.as_ref(), &mut engine).await?;
             tracing::info!(entries = r.data_entries, applied = r.last_id, lease_ms = cfg.lease_ms, "replayed shard-0's log; joining its elections");
             election = Some(shard::Election { cfg, node: opts.node.clone(), tail_id: r.tail_id, max_epoch: r.max_epoch });
-            shard::Role::Replica { primary: replica_of.unwrap_or_default(), applied: r.last_id, api, name: SHARD_LOG.to_string() }
+            let primary = replica_of.or(r.leader).unwrap_or_default();
+            shard::Role::Replica { primary, applied: r.last_id, api, name: SHARD_LOG.to_string() }
         }
         (Some(api), None) => {
             let r = durable::recover(api, SHARD_LOG, &opts.node, durable::LEASE_MS, opts.snapshots.as_ref(), &mut engine).await?;

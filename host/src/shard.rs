@@ -449,10 +449,13 @@ impl Shard {
             return None;
         }
         let from = self.replica.as_ref().map_or(0, |r| r.applied);
-        let mut r = durable::Replayed { last_id: from, tail_id, max_epoch: 0, data_entries: 0, effects: 0 };
+        let mut r = durable::Replayed { last_id: from, tail_id, max_epoch: 0, data_entries: 0, effects: 0, leader: None };
         let result = durable::apply_entries(&mut self.engine, entries, &mut r);
         if let Some(rep) = self.replica.as_mut() {
             rep.applied = r.last_id;
+            if let Some(leader) = r.leader.take() {
+                rep.primary = leader;
+            }
         }
         if let Some(el) = self.election.as_mut() {
             let now = el.now();

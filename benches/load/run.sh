@@ -30,6 +30,10 @@ usage: benches/load/run.sh [options]
   -R "ARGS"     extra arguments for redis-server (also $REDIS_ARGS)
   --durable     run memoria with its log (default: `--in-memory`, when the binary has it,
                 which is the mode comparable to redis-server --save '' --appendonly no)
+  --pg3az       run memoria on the three-AZ shape instead: e2e/pg3az (three PostgreSQL
+                instances with quorum synchronous replication, one log service per AZ)
+                and two `memoria server` nodes; the primary is measured (compare with
+                -R "--appendonly yes --appendfsync everysec")
   --no-preload  do not load all KEYS keys into both servers before measuring
   -o FILE       also write the markdown table to FILE
   -h            this help
@@ -52,6 +56,7 @@ memoria_args="${MEMORIA_ARGS:-}"
 redis_args="${REDIS_ARGS:-}"
 preload=1
 durable=0
+pg3az=0
 outfile=""
 
 while [[ $# -gt 0 ]]; do
@@ -69,6 +74,7 @@ while [[ $# -gt 0 ]]; do
         -R) redis_args="$2"; shift 2 ;;
         --no-preload) preload=0; shift ;;
         --durable) durable=1; shift ;;
+        --pg3az) durable=1; pg3az=1; shift ;;
         -o) outfile="$2"; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
@@ -94,6 +100,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/memoria-load.XXXXXX")
 pids=()
 cleanup() {
     local pid
+    if [[ $pg3az == 1 && -d "$work/pg3az" ]]; then
+        PG3AZ_DIR="$work/pg3az" PG3AZ_PG_PORT=$pg_port PG3AZ_SVC_PORT=$svc_port "$repo/e2e/pg3az" down >/dev/null 2>&1 || true
+    fi
     for pid in "${pids[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
@@ -113,8 +122,21 @@ trap 'exit 143' TERM
 free_port() {
     local p
     while :; do
-        p=$((20000 + RANDOM % 40000))
+        # Below the ephemeral range (32768-60999), where client sockets would collide.
+        p=$((20000 + RANDOM % 12000))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p"
+            return
+        fi
+    done
+}
+
+# Three consecutive free ports (pg3az uses port, port+1, port+2).
+free_port3() {
+    local p
+    while :; do
+        p=$(free_port)
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 1))") 2>/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 2))") 2>/dev/null; then
             echo "$p"
             return
         fi
@@ -141,25 +163,58 @@ wait_ready "$redis_port" redis $!
 memoria_port=$(free_port)
 while [[ "$memoria_port" == "$redis_port" ]]; do memoria_port=$(free_port); done
 console_port=$(free_port)
-node_args=()
-if [[ $durable == 1 ]] && "$memoria_bin" up --help 2>/dev/null | grep -q -- '--node-port-base'; then
-    node_base=$(free_port)
-    while [[ "$node_base" == "$redis_port" || "$node_base" == "$memoria_port" ]]; do node_base=$(free_port); done
-    node_args=(--node-port-base "$node_base")
-fi
-# shellcheck disable=SC2086
-"$memoria_bin" up --port "$memoria_port" --bind 127.0.0.1 --data-dir "$work/memoria-data" \
-    --console-port "$console_port" "${node_args[@]}" $memoria_args >"$work/memoria.log" 2>&1 &
-pids+=($!)
-wait_ready "$memoria_port" memoria $!
-# `memoria up` with replicas: measure the primary itself, as a cluster-aware client would
-# reach it (the stable --port is a proxy in front of it).
-cluster_json="$work/memoria-data/cluster.json"
-if [[ -f $cluster_json ]]; then
-    primary_port=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(n["port"] for n in d["nodes"] if n["role"]=="primary"))' "$cluster_json")
-    mode="$mode, primary node port $primary_port (replicas: $(grep -c '"replica"' "$cluster_json"))"
-    memoria_port=$primary_port
-    wait_ready "$memoria_port" memoria-primary "${pids[-1]}"
+if [[ $pg3az == 1 ]]; then
+    # Three AZs of PostgreSQL and their log services, then two nodes against all three.
+    pg_port=$(free_port3); svc_port=$(free_port3)
+    while (( svc_port >= pg_port - 2 && svc_port <= pg_port + 2 )); do svc_port=$(free_port3); done
+    # PostgreSQL runs as its own user: let it through the private work dir.
+    chmod 711 "$work"
+    export PG3AZ_DIR="$work/pg3az" PG3AZ_PG_PORT=$pg_port PG3AZ_SVC_PORT=$svc_port PG3AZ_TOKEN=bench-token
+    export MEMORIA_LOG_BIN="$(dirname "$memoria_bin")/memoria-log"
+    echo "starting e2e/pg3az (PostgreSQL in three simulated AZs)…" >&2
+    "$repo/e2e/pg3az" up >"$work/pg3az.log" 2>&1 || { echo "e2e/pg3az up failed:" >&2; cat "$work/pg3az.log" >&2; exit 1; }
+    urls="http://127.0.0.1:$svc_port,http://127.0.0.1:$((svc_port + 1)),http://127.0.0.1:$((svc_port + 2))"
+    node_ports=()
+    for i in 0 1; do
+        np=$(free_port)
+        node_ports+=("$np")
+        # shellcheck disable=SC2086
+        MEMORIA_LOG_TOKEN=bench-token "$memoria_bin" server --port "$np" --bind 127.0.0.1 --node-name "127.0.0.1:$np" \
+            --cluster --log-url "$urls" --data-dir "$work/node-$i" $memoria_args >"$work/memoria-$i.log" 2>&1 &
+        pids+=($!)
+    done
+    memoria_port=""
+    for _ in $(seq 600); do
+        for np in "${node_ports[@]}"; do
+            if redis-cli -h 127.0.0.1 -p "$np" info replication 2>/dev/null | grep -q '^role:master'; then memoria_port=$np; fi
+        done
+        [[ -n $memoria_port ]] && break
+        sleep 0.1
+    done
+    [[ -n $memoria_port ]] || { echo "no memoria node became primary:" >&2; cat "$work"/memoria-*.log >&2; exit 1; }
+    mode="three-AZ PostgreSQL log, primary of 2 nodes"
+else
+    node_args=()
+    if [[ $durable == 1 ]] && "$memoria_bin" up --help 2>/dev/null | grep -q -- '--node-port-base'; then
+        node_base=$(free_port)
+        while [[ "$node_base" == "$redis_port" || "$node_base" == "$memoria_port" ]]; do node_base=$(free_port); done
+        node_args=(--node-port-base "$node_base")
+    fi
+    # shellcheck disable=SC2086
+    "$memoria_bin" up --port "$memoria_port" --bind 127.0.0.1 --data-dir "$work/memoria-data" \
+        --console-port "$console_port" "${node_args[@]}" $memoria_args >"$work/memoria.log" 2>&1 &
+    pids+=($!)
+    wait_ready "$memoria_port" memoria $!
+    # `memoria up` with replicas: measure the primary itself, as a cluster-aware client would
+    # reach it (the stable --port is a proxy in front of it).
+    cluster_json="$work/memoria-data/cluster.json"
+    if [[ -f $cluster_json ]]; then
+        primary_port=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(n["port"] for n in d["nodes"] if n["role"]=="primary"))' "$cluster_json")
+        mode="$mode, primary node port $primary_port (replicas: $(grep -c '"replica"' "$cluster_json" || true))"
+        memoria_port=$primary_port
+        wait_ready "$memoria_port" memoria-primary "${pids[-1]}"
+    fi
+
 fi
 
 declare -A port=([redis]=$redis_port [memoria]=$memoria_port)

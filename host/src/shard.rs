@@ -125,7 +125,7 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             let source = log.as_ref().map(|l| (l.api.clone(), l.name.clone()));
             (log, None, source)
         }
-        Role::Replica { primary, applied, api, name } => (None, Some(ReplicaState { primary, applied, stopped: None }), Some((api, name))),
+        Role::Replica { primary, applied, api, name } => (None, Some(ReplicaState { primary, applied, tail: applied, stopped: None }), Some((api, name))),
     };
     let mut pending = VecDeque::new();
     let election = election.map(|e| {
@@ -275,6 +275,8 @@ async fn tail_log(api: LogHandle, name: String, reader: String, mut after: u64, 
 struct ReplicaState {
     primary: String,
     applied: u64,
+    /// The log's tail at the newest read: `tail - applied` is the lag in entries.
+    tail: u64,
     /// Applying stopped (an entry in a newer format): why.
     stopped: Option<String>,
 }
@@ -453,6 +455,7 @@ impl Shard {
         let result = durable::apply_entries(&mut self.engine, entries, &mut r);
         if let Some(rep) = self.replica.as_mut() {
             rep.applied = r.last_id;
+            rep.tail = rep.tail.max(tail_id).max(r.last_id);
             if let Some(leader) = r.leader.take() {
                 rep.primary = leader;
             }
@@ -524,7 +527,12 @@ impl Shard {
             (Some(r), _) => {
                 let link = if r.stopped.is_some() { "down" } else { "up" };
                 let (host, port) = r.primary.rsplit_once(':').unwrap_or((r.primary.as_str(), "0"));
-                let mut t = format!("replica\nmaster_host:{host}\nmaster_port:{port}\nmaster_link_status:{link}\noffset:{0}\nslave_repl_offset:{0}\nslave_read_repl_offset:{0}\n", r.applied);
+                let mut t = format!(
+                    "replica\nmaster_host:{host}\nmaster_port:{port}\nmaster_link_status:{link}\noffset:{0}\nslave_repl_offset:{0}\nslave_read_repl_offset:{0}\nmemoria_log_tail:{1}\nmemoria_lag_entries:{2}\n",
+                    r.applied,
+                    r.tail,
+                    r.tail.saturating_sub(r.applied)
+                );
                 if let Some(why) = &r.stopped {
                     t.push_str(&format!("memoria_apply_stopped:{}\n", why.replace(['\n', '\r'], " ")));
                 }
@@ -658,7 +666,9 @@ impl Shard {
             let Some(inp) = inputs.next() else { break };
             need = 0;
             if durable {
-                if rec.kind == batch::REC_COMMAND {
+                // A write waits for its own entry, which follows every pending one: the
+                // keys it read need no lookup then.
+                if rec.kind == batch::REC_COMMAND && rec.effects.is_empty() {
                     need = self.need_of(inp.payload, &mut args);
                 }
                 if !rec.effects.is_empty() {
@@ -1101,7 +1111,7 @@ impl Shard {
         let msg = format!("-ERR write outcome unknown: this node stopped being the primary ({why}); reconnect and retry\r\n");
         self.fail_everything(msg.as_bytes());
         self.log = None;
-        self.replica = Some(ReplicaState { primary: String::new(), applied: 0, stopped: None });
+        self.replica = Some(ReplicaState { primary: String::new(), applied: 0, tail: 0, stopped: None });
         self.reload_engine().await;
     }
 }

@@ -10,7 +10,6 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Nodes, Pg3Az, distribution, tempdir};
-use memoria_e2e::linearizability::{self, Budget};
 use memoria_e2e::workload::{Config, Conn, Reply, Workload};
 
 /// Memoria's default lease.
@@ -47,13 +46,7 @@ fn kill9_the_primary_on_three_azs() {
             nodes.wait_all_up(Duration::from_secs(60));
         }
         let r = w.stop().await;
-        println!("3-AZ kill -9 drill: {}", r.stats);
-        let report = r.ledger.verify(&nodes.addrs(), Duration::from_secs(30)).await.unwrap();
-        print!("{report}");
-        assert!(report.is_clean(), "acknowledged writes lost\n{report}");
-        let lin = linearizability::check(&r.history, Budget::default());
-        println!("linearizability over {} operations: {lin}", r.history.len());
-        assert!(lin.violations().is_empty() && lin.is_linearizable(), "{lin}");
+        common::assert_no_loss_and_linearizable(&nodes.addrs(), &r, "3-AZ kill -9 drill").await;
     });
     println!("{}", distribution("3-AZ recovery: primary killed -> first acknowledged write", &recoveries));
 }

@@ -15,7 +15,6 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{Up, distribution, signal, tempdir};
-use memoria_e2e::linearizability::{self, Budget};
 use memoria_e2e::workload::{Config, Conn, Reply, RunResult, Workload};
 
 /// Memoria's default lease.
@@ -40,17 +39,8 @@ fn load(up: &Up) -> Config {
     cfg
 }
 
-/// Asserts what every drill promises: no acknowledged write lost, a linearizable history.
 async fn check(up: &Up, r: &RunResult, what: &str) {
-    println!("{what}: {}", r.stats);
-    assert!(r.ledger.acked_count() > 0, "{what}: no write was acknowledged at all");
-    let report = r.ledger.verify(&[up.endpoint()], Duration::from_secs(30)).await.expect("ledger verification ran");
-    print!("{report}");
-    assert!(report.is_clean(), "{what}: acknowledged writes lost\n{report}");
-    let lin = linearizability::check(&r.history, Budget::default());
-    println!("{what}: linearizability over {} operations: {lin}", r.history.len());
-    assert!(lin.violations().is_empty(), "{what}: linearizability violated\n{lin}");
-    assert!(lin.is_linearizable(), "{what}: the checker could not decide every key within its budget\n{lin}");
+    common::assert_no_loss_and_linearizable(&[up.endpoint()], r, what).await;
 }
 
 /// Writes through the stable endpoint until one is acknowledged; the time it took.

@@ -10,7 +10,6 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{LogService, Nodes, Relay, tempdir};
-use memoria_e2e::linearizability::{self, Budget};
 use memoria_e2e::workload::{Config, Conn, Reply, Workload};
 
 /// Memoria's default lease.
@@ -66,13 +65,7 @@ fn primary_cut_off_from_its_log() {
 
         relays[old].heal();
         let r = w.stop().await;
-        println!("partition drill: {}", r.stats);
-        let report = r.ledger.verify(&nodes.addrs(), Duration::from_secs(30)).await.unwrap();
-        print!("{report}");
-        assert!(report.is_clean(), "acknowledged writes lost\n{report}");
-        let lin = linearizability::check(&r.history, Budget::default());
-        println!("linearizability over {} operations: {lin}", r.history.len());
-        assert!(lin.violations().is_empty() && lin.is_linearizable(), "{lin}");
+        common::assert_no_loss_and_linearizable(&nodes.addrs(), &r, "partition drill").await;
     });
     // Healed, the old primary follows the new one.
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -501,3 +501,18 @@ impl Relay {
         self.cut.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 }
+
+/// What every drill promises: no acknowledged write lost (read back from the primary
+/// among `nodes`) and a linearizable history.
+pub async fn assert_no_loss_and_linearizable(nodes: &[String], r: &memoria_e2e::workload::RunResult, what: &str) {
+    use memoria_e2e::linearizability::{self, Budget};
+    println!("{what}: {}", r.stats);
+    assert!(r.ledger.acked_count() > 0, "{what}: no write was acknowledged at all");
+    let report = r.ledger.verify(nodes, Duration::from_secs(30)).await.expect("ledger verification ran");
+    print!("{report}");
+    assert!(report.is_clean(), "{what}: acknowledged writes lost\n{report}");
+    let lin = linearizability::check(&r.history, Budget::default());
+    println!("{what}: linearizability over {} operations: {lin}", r.history.len());
+    assert!(lin.violations().is_empty(), "{what}: linearizability violated\n{lin}");
+    assert!(lin.is_linearizable(), "{what}: the checker could not decide every key within its budget\n{lin}");
+}

@@ -57,6 +57,7 @@ pub struct NodeStatus {
 #[derive(Clone, Debug, serde::Deserialize)]
 pub struct ClusterFile {
     pub endpoint: String,
+    pub supervisor_pid: u32,
     pub primary: Option<String>,
     pub nodes: Vec<NodeStatus>,
 }
@@ -116,6 +117,7 @@ impl Up {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(c) = self.cluster()
+                && Some(c.supervisor_pid) == self.child.as_ref().map(|c| c.id())
                 && let Some(p) = c.primary.as_deref()
                 && Some(p) != not
                 && let Some(n) = c.nodes.iter().find(|n| n.name == p && n.pid.is_some())
@@ -132,6 +134,7 @@ impl Up {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(c) = self.cluster()
+                && Some(c.supervisor_pid) == self.child.as_ref().map(|c| c.id())
                 && c.nodes.iter().all(|n| n.role == "primary" || n.role == "replica")
                 && c.nodes.iter().filter(|n| n.role == "primary").count() == 1
             {

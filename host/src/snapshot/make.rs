@@ -84,7 +84,7 @@ pub fn verify_entries(log: &str, prev_id: &mut u64, prev: &mut Checksum, entries
 pub async fn replay_verified(api: &LogHandle, log: &str, after: u64, anchor: Checksum, target: u64, engine: &mut ShardEngine) -> Result<Verified, SnapshotError> {
     let mut v = Verified { last_id: after, checksum: anchor, entries: 0, bytes: 0, marks: 0 };
     let mut progress = Progress::new("replay", target - after, "entries");
-    let mut r = Replayed { last_id: after, tail_id: after, max_epoch: 0, data_entries: 0, effects: 0 };
+    let mut r = Replayed { last_id: after, tail_id: after, max_epoch: 0, data_entries: 0, effects: 0, leader: None };
     while v.last_id < target {
         let limit = (target - v.last_id).min(READ_PAGE) as u32;
         let batch = match api.read(log, v.last_id, limit, Duration::ZERO).await {

@@ -47,7 +47,14 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let proxy_listener = tokio::net::TcpListener::bind((opts.bind.as_str(), opts.port)).await.with_context(|| format!("cannot listen on {}:{}", opts.bind, opts.port))?;
     for i in 0..=opts.replicas {
         let port = opts.node_port_base + i as u16;
-        std::net::TcpListener::bind((opts.bind.as_str(), port)).with_context(|| format!("port {port} for node-{} is taken (see --node-port-base)", i + 1))?;
+        // Nodes of a previous run that was killed may still be on their way out.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while let Err(e) = std::net::TcpListener::bind((opts.bind.as_str(), port)) {
+            if std::time::Instant::now() >= deadline {
+                return Err(e).with_context(|| format!("port {port} for node-{} is taken (see --node-port-base)", i + 1));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
     let log_path = data_dir.join("log.sqlite");
     let core = memoria_log::LogCore::open_sqlite(&log_path).await.with_context(|| format!("opening the log {}", log_path.display()))?;

@@ -11,6 +11,27 @@
 //! push records before the first output record carry messages raised by `apply` (a
 //! replica's keyspace notifications) and wait for nothing.
 //! Effects:       repeated (db u8 | RESP multibulk command)
+//!
+//! Blocking commands (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK…; see `blocked`). The engine
+//! keeps which client waits on which keys (FIFO per key, like Redis's `blocking_keys`) and
+//! serves waiters itself, right after the command whose effects touched one of their keys,
+//! so a waiter is served before any later command of any client, as in Redis. The host
+//! owns the connection side: it parks a blocked client (its later pipelined commands wait
+//! in the host), fires deadlines, and releases the client once its command is answered.
+//!   - A command that cannot be served answers with flag `OUT_BLOCKED`; its `reply` is then
+//!     the block payload `deadline_ms i64 LE` (unix ms, 0 = never) instead of a reply.
+//!   - A command of a client that is blocked, or that had a command deferred earlier in the
+//!     same batch, is not run: flag `OUT_DEFERRED`, empty reply. The host re-submits it,
+//!     byte for byte and in order, once the client is unblocked.
+//!   - When a waiter is served (or unblocked by CLIENT UNBLOCK), the engine adds an extra
+//!     output record of kind `REC_UNBLOCKED` for it, right after the record that caused it:
+//!     flag `OUT_UNBLOCKED`, the blocked command's reply, and its effects (the pop itself:
+//!     BLPOP → LPOP key). Extra records have no input record; every other output record
+//!     answers the next input record. A `REC_UNBLOCKED` without `OUT_UNBLOCKED` carries
+//!     only effects (a lazy expiry seen while re-trying a waiter) and answers nobody.
+//!   - At a deadline the host sends `REC_UNBLOCK`; its output has `OUT_UNBLOCKED` and the
+//!     timeout reply (null array in the client's protocol) if the client was still blocked,
+//!     or no flags if it was served meanwhile.
 
 use alloc::vec::Vec;
 
@@ -32,6 +53,11 @@ pub const REC_ROLE: u8 = 5;
 pub const REC_DELIVER: u8 = 8;
 /// Output only: a message (reply = the RESP bytes) for client `client`; see above.
 pub const REC_PUSH: u8 = 9;
+/// The host's deadline for a blocked client passed (payload empty): answer its blocked
+/// command with the timeout reply.
+pub const REC_UNBLOCK: u8 = 6;
+/// Output only, extra: a blocked client's command is answered (see the module comment).
+pub const REC_UNBLOCKED: u8 = 7;
 
 /// The client asked to be disconnected after this reply (QUIT).
 pub const OUT_CLOSE: u8 = 1;
@@ -39,6 +65,13 @@ pub const OUT_CLOSE: u8 = 1;
 pub const OUT_WRITE: u8 = 2;
 /// The connection switched protocol (HELLO): byte 0 of `reply` tells nothing; ask `resp3`.
 pub const OUT_RESP3: u8 = 4;
+/// The command blocked the client; `reply` is `deadline_ms i64 LE` (0 = no deadline).
+pub const OUT_BLOCKED: u8 = 8;
+/// The client is (or was, earlier in this batch) blocked: the command was not run; the
+/// host re-submits it after the client is unblocked.
+pub const OUT_DEFERRED: u8 = 16;
+/// This record answers the client's blocked command: the host releases the client.
+pub const OUT_UNBLOCKED: u8 = 32;
 
 #[derive(Default)]
 pub struct BatchWriter {

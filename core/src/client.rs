@@ -40,6 +40,11 @@ pub struct Client {
     pub reply_skip_next: bool,
     /// Pub/sub subscriptions.
     pub subs: crate::pubsub::ClientSubs,
+    /// The command this client is blocked on (BLPOP…), if any.
+    pub blocked: Option<crate::blocked::Blocked>,
+    /// The engine batch in which a command of this client was deferred: its later commands
+    /// in that batch are deferred too, so they run in order.
+    pub deferred_in: u64,
 }
 
 impl Client {
@@ -62,6 +67,8 @@ impl Client {
             reply_skip: false,
             reply_skip_next: false,
             subs: Default::default(),
+            blocked: None,
+            deferred_in: 0,
         }
     }
 }

@@ -134,6 +134,9 @@ pub struct Config {
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
     pub hll_sparse_max_bytes: usize,
+    /// list-max-listpack-size: < 0 caps a list node's bytes (-1 4 KiB … -5 64 KiB), > 0 its
+    /// entries.
+    pub list_max_listpack_size: i64,
     pub proto_max_bulk_len: usize,
     pub notify_flags: u32,
 }
@@ -151,6 +154,7 @@ impl Default for Config {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             hll_sparse_max_bytes: 3000,
+            list_max_listpack_size: -2,
             proto_max_bulk_len: 512 << 20,
             notify_flags: 0,
         };
@@ -269,6 +273,7 @@ impl Config {
         self.zset_max_listpack_entries = self.num("zset-max-listpack-entries") as usize;
         self.zset_max_listpack_value = self.num("zset-max-listpack-value") as usize;
         self.hll_sparse_max_bytes = self.num("hll-sparse-max-bytes").clamp(0, i32::MAX as i64) as usize;
+        self.list_max_listpack_size = self.num("list-max-listpack-size");
         self.proto_max_bulk_len = self.num("proto-max-bulk-len") as usize;
         self.notify_flags = parse_notify(self.value("notify-keyspace-events").unwrap_or("")).unwrap_or(0);
     }

@@ -208,11 +208,12 @@ pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// the ones the engine knows and neutral values for the rest).
 fn client_line(c: &Client, now_ms: i64, out: &mut Vec<u8>) {
     let name = c.name.as_deref().unwrap_or(b"");
-    let flags = match (c.subs.active(), c.multi.is_some()) {
-        (true, true) => "Px",
-        (true, false) => "P",
-        (false, true) => "x",
-        (false, false) => "N",
+    let flags = match (c.subs.active(), c.multi.is_some(), c.blocked.is_some()) {
+        (true, true, _) => "Px",
+        (true, false, _) => "P",
+        (false, true, _) => "x",
+        (false, false, true) => "b",
+        (false, false, false) => "N",
     };
     let multi = c.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
     let line = alloc::format!(
@@ -287,6 +288,26 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     }
     ctx.reply.verbatim(&out);
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: answers a client blocked on keys as if its timeout
+/// fired (or with an error); the engine sends that answer right after this reply.
+pub fn client_unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() > 4 {
+        return ctx.err("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.");
+    }
+    let Some(id) = crate::util::parse_i64(argv[2]) else { return ctx.not_integer() };
+    let error = match argv.get(3) {
+        None => false,
+        Some(r) if eq_ic(r, b"TIMEOUT") => false,
+        Some(r) if eq_ic(r, b"ERROR") => true,
+        Some(_) => return ctx.err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+    };
+    let blocked = ctx.clients.iter().flatten().any(|c| c.id as i64 == id && c.blocked.is_some()) && !ctx.unblock.iter().any(|&(t, _)| t as i64 == id);
+    if blocked {
+        ctx.unblock.push((id as u64, error));
+    }
+    ctx.reply.int(blocked as i64);
 }
 
 pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {

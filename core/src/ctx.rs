@@ -2,6 +2,7 @@
 //! buffer. Key access goes through `State` so lazy expiry, WATCH invalidation and the
 //! effects of expiry are handled in one place.
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::client::Client;
@@ -152,11 +153,42 @@ pub struct Ctx<'a> {
     pub custom_fx: bool,
     /// Nesting: set while EXEC runs queued commands.
     pub in_exec: bool,
+    /// Set when the command is re-run for a blocked client: the key that became ready.
+    pub ready_key: Option<&'a [u8]>,
+    /// The command could not be served and asks to block (see `blocked`).
+    pub block: Option<crate::blocked::BlockRequest>,
+    /// CLIENT UNBLOCK requests: (client id, answer with an error instead of a timeout).
+    pub unblock: Vec<(u64, bool)>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(st: &'a mut State, client: &'a mut Client, clients: &'a [Option<Client>], reply: &'a mut Reply, fx: &'a mut Vec<u8>) -> Self {
-        Ctx { st, client, clients, reply, fx, close: false, dirty: 0, custom_fx: false, in_exec: false }
+        Ctx { st, client, clients, reply, fx, close: false, dirty: 0, custom_fx: false, in_exec: false, ready_key: None, block: None, unblock: Vec::new() }
+    }
+
+    /// False where Redis sets CLIENT_DENY_BLOCKING (inside MULTI/EXEC) or nothing can
+    /// wait (applying a primary's effects): a blocking command then answers as on timeout.
+    pub fn may_block(&self) -> bool {
+        !self.in_exec && self.client.multi.is_none() && !self.st.applying
+    }
+
+    /// When re-run for a blocked client, the key that became ready (serve from it only,
+    /// like Redis's serveClientsBlockedOn*Key).
+    pub fn ready_key(&self) -> Option<&'a [u8]> {
+        self.ready_key
+    }
+
+    /// Blocks the client on `keys` until `deadline` (unix ms, 0 = never); the command is
+    /// re-run when one of them is written. Re-run for a waiter, it keeps its place in line.
+    pub fn block(&mut self, keys: &[&[u8]], deadline: i64) {
+        self.block = Some(crate::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: None });
+    }
+
+    /// Like `block`, re-running `argv` instead of the command itself.
+    pub fn block_as(&mut self, keys: &[&[u8]], deadline: i64, argv: &[&[u8]]) {
+        let mut cmd = Vec::new();
+        crate::resp::encode_command(&mut cmd, argv);
+        self.block = Some(crate::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: Some(cmd) });
     }
 
     #[inline]

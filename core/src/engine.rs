@@ -59,6 +59,8 @@ pub struct State {
     pub role_info: Vec<(alloc::string::String, alloc::string::String)>,
     /// Pub/sub subscriptions and the messages not yet handed to the host.
     pub pubsub: crate::pubsub::PubSub,
+    /// Clients blocked on keys, per key in blocking order (see `blocked`).
+    pub blocking: crate::blocked::BlockingKeys,
 }
 
 fn no_probe() -> usize {
@@ -73,6 +75,8 @@ pub struct Engine {
     reply: Reply,
     effects: Vec<u8>,
     args: Vec<(usize, usize)>,
+    /// Counts `execute` calls (a client's deferral lasts for the rest of one batch).
+    batch_no: u64,
 }
 
 impl Engine {
@@ -99,6 +103,7 @@ impl Engine {
                 expire_cursor_db: 0,
                 role_info: Vec::new(),
                 pubsub: Default::default(),
+                blocking: Default::default(),
             },
             clients: Vec::new(),
             client_slots: BTreeMap::new(),
@@ -106,6 +111,7 @@ impl Engine {
             reply: Reply::new(),
             effects: Vec::new(),
             args: Vec::new(),
+            batch_no: 0,
         }
     }
 
@@ -148,6 +154,10 @@ impl Engine {
             if let Some(mut c) = self.clients[slot].take() {
                 crate::multi::unwatch_all(&mut self.st, &mut c);
                 self.st.pubsub.drop_client(c.id, &mut c.subs);
+                // A blocked client that leaves is forgotten by every key it waited on.
+                if let Some(b) = c.blocked.take() {
+                    self.st.blocking.remove(id, &b);
+                }
             }
             self.free_slots.push(slot);
         }
@@ -196,6 +206,7 @@ impl Engine {
     pub fn execute(&mut self, input: &[u8], now_us: i64, seed: u64) -> Vec<u8> {
         self.set_time(now_us);
         self.st.rng = Rng::new(seed);
+        self.batch_no += 1;
         if input.len() > 512 {
             self.prefetch_batch(input);
         }
@@ -212,6 +223,11 @@ impl Engine {
                     c.addr = parts.next().unwrap_or_default().to_vec();
                     c.laddr = parts.next().unwrap_or_default().to_vec();
                     batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                }
+                batch::REC_UNBLOCK => {
+                    if !self.unblock_client(rec.client, false, batch::REC_UNBLOCK, &mut out) {
+                        batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                    }
                 }
                 batch::REC_DISCONNECT => {
                     self.drop_client(rec.client);
@@ -257,18 +273,36 @@ impl Engine {
     fn run_client_command(&mut self, id: u64, payload: &[u8], out: &mut Vec<u8>) {
         let slot = self.slot_of(id);
         let mut client = self.clients[slot].take().expect("client slot");
+        if client.blocked.is_some() || client.deferred_in == self.batch_no {
+            // Blocked: nothing of this client runs before its blocked command is answered.
+            client.deferred_in = self.batch_no;
+            batch::write_out(out, batch::REC_COMMAND, id, batch::OUT_DEFERRED, b"", b"");
+            self.clients[slot] = Some(client);
+            return;
+        }
         self.args.clear();
         self.reply.buf.clear();
         self.effects.clear();
         self.reply.resp3 = client.resp3;
         let mut close = false;
+        let mut block = None;
+        let mut unblock = Vec::new();
         if crate::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
-            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            let mut ctx = Ctx::new(
+                &mut self.st,
+                &mut client,
+                &self.clients,
+                &mut self.reply,
+                &mut self.effects,
+            );
             crate::dispatch::call(&mut ctx, &argv);
             close = ctx.close;
+            block = ctx.block.take();
+            unblock = core::mem::take(&mut ctx.unblock);
         } else {
-            self.reply.error(b"ERR Protocol error: malformed command record");
+            self.reply
+                .error(b"ERR Protocol error: malformed command record");
         }
         let mut flags = 0;
         if close {
@@ -280,26 +314,190 @@ impl Engine {
         if client.resp3 {
             flags |= batch::OUT_RESP3;
         }
-        // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after it.
-        let suppress = client.reply_off || client.reply_skip;
-        client.reply_skip = core::mem::take(&mut client.reply_skip_next);
-        // Pub/sub messages for this client precede its reply (Redis writes them into the
-        // output buffer while the command runs); a muted client gets none.
-        let mut mine = Vec::new();
-        if self.st.pubsub.has_pending() {
-            self.st.pubsub.take_for(id, client.resp3, client.reply_off || suppress, &mut mine);
-        }
-        let reply: &[u8] = if suppress {
-            b""
-        } else if mine.is_empty() {
-            &self.reply.buf
+        if let Some(req) = block {
+            let b = crate::blocked::Blocked {
+                db: client.db,
+                keys: dedup_keys(req.keys),
+                deadline: req.deadline,
+                command: req.rewritten.unwrap_or_else(|| payload.to_vec()),
+            };
+            self.st.blocking.add(id, &b);
+            let deadline = b.deadline.to_le_bytes();
+            client.blocked = Some(b);
+            batch::write_out(
+                out,
+                batch::REC_COMMAND,
+                id,
+                flags | batch::OUT_BLOCKED,
+                &deadline,
+                &self.effects,
+            );
         } else {
-            mine.extend_from_slice(&self.reply.buf);
-            &mine
-        };
-        batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
+            // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after it.
+            let suppress = client.reply_off || client.reply_skip;
+            client.reply_skip = core::mem::take(&mut client.reply_skip_next);
+            // Pub/sub messages for this client precede its reply (Redis writes them into the
+            // output buffer while the command runs); a muted client gets none.
+            let mut mine = Vec::new();
+            if self.st.pubsub.has_pending() {
+                self.st.pubsub.take_for(id, client.resp3, client.reply_off || suppress, &mut mine);
+            }
+            let reply: &[u8] = if suppress {
+                b""
+            } else if mine.is_empty() {
+                &self.reply.buf
+            } else {
+                mine.extend_from_slice(&self.reply.buf);
+                &mine
+            };
+            batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
+        }
         self.clients[slot] = Some(client);
         self.flush_pushes(out);
+        for (target, error) in unblock {
+            self.unblock_client(target, error, batch::REC_UNBLOCKED, out);
+        }
+        if !self.st.blocking.is_empty() && !self.effects.is_empty() {
+            self.signal_ready_from_effects();
+            self.serve_ready(out);
+        }
+    }
+
+    /// Marks the keys written by the effects just produced as ready for their waiters.
+    fn signal_ready_from_effects(&mut self) {
+        let mut args = Vec::new();
+        let mut idx = Vec::new();
+        for fx in EffectReader::new(&self.effects) {
+            args.clear();
+            if crate::resp::read_command(fx.command, &mut args).is_none() {
+                continue;
+            }
+            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
+            let Some(spec) = self.st.index.resolve(&argv) else {
+                continue;
+            };
+            idx.clear();
+            spec.key_indexes(argv.len(), &mut idx);
+            for &i in &idx {
+                self.st.blocking.signal(fx.db, argv[i]);
+            }
+        }
+    }
+
+    /// Serves the waiters of every ready key, in blocking order (Redis's
+    /// handleClientsBlockedOnKeys); what a served command writes may ready more keys.
+    fn serve_ready(&mut self, out: &mut Vec<u8>) {
+        while let Some((db, key)) = self.st.blocking.next_ready() {
+            for id in self.st.blocking.waiters(db, &key) {
+                if !self.st.dbs[db as usize].keys.contains_key(&key) {
+                    break;
+                }
+                self.serve_waiter(id, &key, out);
+            }
+        }
+    }
+
+    /// Re-runs a waiter's command with `key` as the ready key. Served: an extra
+    /// REC_UNBLOCKED record with its reply and effects. Not served: it keeps its place.
+    fn serve_waiter(&mut self, id: u64, key: &[u8], out: &mut Vec<u8>) {
+        let Some(&slot) = self.client_slots.get(&id) else {
+            return;
+        };
+        let Some(mut client) = self.clients[slot].take() else {
+            return;
+        };
+        let Some(b) = client.blocked.take() else {
+            self.clients[slot] = Some(client);
+            return;
+        };
+        self.args.clear();
+        self.reply.buf.clear();
+        self.effects.clear();
+        self.reply.resp3 = client.resp3;
+        let mut still = None;
+        if crate::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty()
+        {
+            let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
+            let mut ctx = Ctx::new(
+                &mut self.st,
+                &mut client,
+                &self.clients,
+                &mut self.reply,
+                &mut self.effects,
+            );
+            ctx.ready_key = Some(key);
+            crate::dispatch::call(&mut ctx, &argv);
+            still = ctx.block.take();
+        }
+        let mut flags = if self.effects.is_empty() {
+            0
+        } else {
+            batch::OUT_WRITE
+        };
+        if client.resp3 {
+            flags |= batch::OUT_RESP3;
+        }
+        if still.is_some() {
+            client.blocked = Some(b);
+            if flags & batch::OUT_WRITE != 0 {
+                batch::write_out(out, batch::REC_UNBLOCKED, id, flags, b"", &self.effects);
+            }
+        } else {
+            self.st.blocking.remove(id, &b);
+            let suppress = client.reply_off || client.reply_skip;
+            client.reply_skip = core::mem::take(&mut client.reply_skip_next);
+            let reply: &[u8] = if suppress { b"" } else { &self.reply.buf };
+            batch::write_out(
+                out,
+                batch::REC_UNBLOCKED,
+                id,
+                flags | batch::OUT_UNBLOCKED,
+                reply,
+                &self.effects,
+            );
+        }
+        self.clients[slot] = Some(client);
+        self.flush_pushes(out);
+        if !self.effects.is_empty() {
+            self.signal_ready_from_effects();
+        }
+    }
+
+    /// Answers a blocked client's command as on timeout (null array) or with CLIENT
+    /// UNBLOCK's error, in a record of `kind`. False if it was not blocked.
+    fn unblock_client(&mut self, id: u64, error: bool, kind: u8, out: &mut Vec<u8>) -> bool {
+        let Some(&slot) = self.client_slots.get(&id) else {
+            return false;
+        };
+        let Some(client) = self.clients[slot].as_mut() else {
+            return false;
+        };
+        let Some(b) = client.blocked.take() else {
+            return false;
+        };
+        self.st.blocking.remove(id, &b);
+        let mut r = Reply::new();
+        r.resp3 = client.resp3;
+        if error {
+            r.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        } else {
+            r.null_array();
+        }
+        let suppress = client.reply_off || client.reply_skip;
+        client.reply_skip = core::mem::take(&mut client.reply_skip_next);
+        let mut flags = batch::OUT_UNBLOCKED;
+        if client.resp3 {
+            flags |= batch::OUT_RESP3;
+        }
+        batch::write_out(
+            out,
+            kind,
+            id,
+            flags,
+            if suppress { b"" } else { &r.buf },
+            b"",
+        );
+        true
     }
 
     /// Hands the queued pub/sub messages to the host as REC_PUSH records.
@@ -377,4 +575,15 @@ impl core::fmt::Display for ApplyError {
             ApplyError::Rejected(m) => write!(f, "effect rejected by the engine: {m}"),
         }
     }
+}
+
+/// A client waits once per key even if it names the key twice (Redis's blockForKeys).
+fn dedup_keys(keys: Vec<alloc::boxed::Box<[u8]>>) -> Vec<alloc::boxed::Box<[u8]>> {
+    let mut out: Vec<alloc::boxed::Box<[u8]>> = Vec::with_capacity(keys.len());
+    for k in keys {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    out
 }

@@ -9,6 +9,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod batch;
+pub mod blocked;
 pub mod client;
 pub mod config;
 pub mod ctx;
@@ -38,6 +39,7 @@ pub mod t_bitmap;
 pub mod t_hash;
 pub mod t_hll;
 pub mod t_set;
+pub mod t_list;
 pub mod t_string;
 pub mod t_zset;
 

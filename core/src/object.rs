@@ -18,6 +18,7 @@ pub enum Value {
     Hash(HashValue),
     Set(SetValue),
     Zset(ZsetValue),
+    List(Box<crate::t_list::ListValue>),
 }
 
 /// A key's value plus its metadata.
@@ -40,6 +41,7 @@ pub enum Kind {
     Hash,
     Set,
     Zset,
+    List,
 }
 
 impl Kind {
@@ -49,6 +51,7 @@ impl Kind {
             Kind::Hash => "hash",
             Kind::Set => "set",
             Kind::Zset => "zset",
+            Kind::List => "list",
         }
     }
     pub fn code(self) -> u8 {
@@ -57,6 +60,7 @@ impl Kind {
             Kind::Hash => 4,
             Kind::Set => 2,
             Kind::Zset => 3,
+            Kind::List => 1,
         }
     }
 }
@@ -78,6 +82,7 @@ impl Value {
             Value::Hash(_) => Kind::Hash,
             Value::Set(_) => Kind::Set,
             Value::Zset(_) => Kind::Zset,
+            Value::List(_) => Kind::List,
         }
     }
 
@@ -89,6 +94,8 @@ impl Value {
             Value::Hash(h) => h.encoding(),
             Value::Set(s) => s.encoding(),
             Value::Zset(z) => z.encoding(),
+            // Redis 7.0 stores every list as a quicklist (listpack lists came in 7.2).
+            Value::List(_) => "quicklist",
         }
     }
 
@@ -122,6 +129,7 @@ impl Value {
             Value::Hash(h) => Value::Hash(h.duplicate(seed)),
             Value::Set(s) => Value::Set(s.duplicate(seed)),
             Value::Zset(z) => Value::Zset(z.duplicate(seed)),
+            Value::List(l) => Value::List(Box::new(l.duplicate())),
         }
     }
 }

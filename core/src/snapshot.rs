@@ -7,6 +7,7 @@
 //!   Collection types added later use 0x10 | their kind code:
 //!   type 0x12 Set: encoding u8 (0 intset, 1 table) | n u32 | n × (len u32 | member)
 //!   type 0x13 Zset: encoding u8 (0 listpack, 1 skiplist) | n u32 | n × (len u32 | member, score f64 LE), ascending
+//!   type 0x11 List: n u32 | n × (len u32 | element), head first
 //! The chunk envelope (version, checksum) is the snapshot writer's job.
 
 use alloc::string::String;
@@ -67,6 +68,14 @@ fn encode_value(out: &mut Vec<u8>, v: &Value) {
             z.for_each(|m, s| {
                 put_bytes(out, m);
                 out.extend_from_slice(&s.to_le_bytes());
+            });
+        }
+        Value::List(l) => {
+            out.push(0x11);
+            out.extend_from_slice(&(l.len() as u32).to_le_bytes());
+            l.for_each(false, |x| {
+                put_bytes(out, x);
+                true
             });
         }
     }
@@ -209,6 +218,18 @@ impl Engine {
                     }
                     Value::Zset(z)
                 }
+                0x11 => {
+                    let count = c.u32()? as usize;
+                    if count == 0 {
+                        return Err(alloc::format!("empty list at byte {}", ty_pos));
+                    }
+                    let fill = self.st.config.list_max_listpack_size;
+                    let mut l = crate::t_list::ListValue::new();
+                    for _ in 0..count {
+                        l.push(crate::t_list::End::Tail, c.bytes()?, fill);
+                    }
+                    Value::List(alloc::boxed::Box::new(l))
+                }
                 t => return Err(alloc::format!("unknown value type {} at byte {}", t, ty_pos)),
             };
             let d = &mut self.st.dbs[db];
@@ -265,6 +286,16 @@ impl Engine {
                             sum = sum.wrapping_add(xxh3_128(&p));
                         });
                         rec.extend_from_slice(&sum.to_le_bytes());
+                    }
+                    Value::List(l) => {
+                        // Order matters: a running hash over the elements, head first.
+                        let mut h = xxhash_rust::xxh3::Xxh3::new();
+                        l.for_each(false, |x| {
+                            h.update(&(x.len() as u32).to_le_bytes());
+                            h.update(x);
+                            true
+                        });
+                        rec.extend_from_slice(&h.digest128().to_le_bytes());
                     }
                     v => put_bytes(&mut rec, &v.string_bytes().unwrap_or_default()),
                 }

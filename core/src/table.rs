@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_set as set, t_string as string, t_zset as zset};
+use crate::{cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_string as string, t_zset as zset};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -27,6 +27,8 @@ pub mod flags {
     pub const KEYSPACE: u32 = 1 << 13;
     /// Changes per-connection state only (SELECT, HELLO, CLIENT SETNAME…).
     pub const CONNECTION: u32 = 1 << 14;
+    /// May block the client (BLPOP, BLMOVE…; see `blocked`).
+    pub const BLOCKING: u32 = 1 << 15;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -42,6 +44,7 @@ pub mod flags {
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
         (MAY_REPLICATE, "may_replicate"),
+        (BLOCKING, "blocking"),
     ];
 }
 
@@ -102,6 +105,7 @@ impl CommandSpec {
                 "bitmap" => "@bitmap",
                 "hyperloglog" => "@hyperloglog",
                 "sorted-set" => "@sortedset",
+                "list" => "@list",
                 "transactions" => "@transaction",
                 _ => "@keyspace",
             });
@@ -120,6 +124,9 @@ impl CommandSpec {
             v.push("@dangerous");
         }
         v.push(if self.flags & FAST != 0 { "@fast" } else { "@slow" });
+        if self.flags & BLOCKING != 0 {
+            v.push("@blocking");
+        }
         v.dedup();
         v
     }
@@ -173,7 +180,7 @@ const R: u32 = READONLY;
 const RF: u32 = READONLY | FAST;
 const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST | CONNECTION;
 
-pub static CLIENT_SUBCOMMANDS: [CommandSpec; 9] = [
+pub static CLIENT_SUBCOMMANDS: [CommandSpec; 10] = [
     cmd!("client|id", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "5.0.0", "Returns the unique client ID of the connection.", conn::client_id),
     cmd!("client|setname", 3, CONN, NK, "connection", "2.6.9", "Sets the connection name.", conn::client_setname),
     cmd!("client|getname", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "2.6.9", "Returns the name of the connection.", conn::client_getname),
@@ -183,6 +190,7 @@ pub static CLIENT_SUBCOMMANDS: [CommandSpec; 9] = [
     cmd!("client|no-evict", 3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "7.0.0", "Sets the client eviction mode of the connection.", conn::client_noevict),
     cmd!("client|reply", 3, CONN, NK, "connection", "3.2.0", "Instructs the server whether to reply to commands.", conn::client_reply),
     cmd!("client|help", 2, LOADING | STALE, NK, "connection", "5.0.0", "Returns helpful text about the different subcommands.", conn::client_help),
+    cmd!("client|unblock", -3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection.", conn::client_unblock),
 ];
 
 pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
@@ -397,6 +405,30 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("publish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, NK, "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
     cmd!("spublish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, NK, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish),
     container!("pubsub", -2, "pubsub", "2.8.0", "A container for Pub/Sub commands.", &PUBSUB_SUBCOMMANDS),
+    // lists (LMPOP/BLMPOP are movablekeys in Redis; their span of possible keys is listed
+    // so the host's tracker sees every key they may read)
+    cmd!("lpush", -3, WDF, K1, "list", "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", list::lpush),
+    cmd!("rpush", -3, WDF, K1, "list", "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist.", list::rpush),
+    cmd!("lpushx", -3, WDF, K1, "list", "2.2.0", "Prepends one or more elements to a list only when the list exists.", list::lpushx),
+    cmd!("rpushx", -3, WDF, K1, "list", "2.2.0", "Appends an element to a list only when the list exists.", list::rpushx),
+    cmd!("linsert", 5, WD, K1, "list", "2.2.0", "Inserts an element before or after another element in a list.", list::linsert),
+    cmd!("lpop", -2, WF, K1, "list", "1.0.0", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", list::lpop),
+    cmd!("rpop", -2, WF, K1, "list", "1.0.0", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", list::rpop),
+    cmd!("llen", 2, RF, K1, "list", "1.0.0", "Returns the length of a list.", list::llen),
+    cmd!("lrange", 4, R, K1, "list", "1.0.0", "Returns a range of elements from a list.", list::lrange),
+    cmd!("lindex", 3, R, K1, "list", "1.0.0", "Returns an element from a list by its index.", list::lindex),
+    cmd!("lset", 4, WD, K1, "list", "1.0.0", "Sets the value of an element in a list by its index.", list::lset),
+    cmd!("lrem", 4, W, K1, "list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", list::lrem),
+    cmd!("ltrim", 4, W, K1, "list", "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", list::ltrim),
+    cmd!("lpos", -3, R, K1, "list", "6.0.6", "Returns the index of matching elements in a list.", list::lpos),
+    cmd!("lmove", 5, WD, (1, 2, 1), "list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", list::lmove),
+    cmd!("rpoplpush", 3, WD, (1, 2, 1), "list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", list::rpoplpush),
+    cmd!("lmpop", -4, W, (2, -2, 1), "list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", list::lmpop),
+    cmd!("blpop", -3, W | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", list::blpop),
+    cmd!("brpop", -3, W | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", list::brpop),
+    cmd!("blmove", 6, WD | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", list::blmove),
+    cmd!("brpoplpush", 4, WD | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", list::brpoplpush),
+    cmd!("blmpop", -5, W | BLOCKING, (3, -2, 1), "list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", list::blmpop),
     // transactions
     cmd!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
     cmd!("exec", 1, NOSCRIPT | LOADING | STALE, NK, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),

@@ -196,6 +196,9 @@ pub async fn serve(stream: TcpStream, ctx: Arc<ConnCtx>) {
                 match r {
                     Ok(0) => {
                         eof = true;
+                        if inflight > 0 {
+                            ctx.shard.send(ShardMsg::Eof { id });
+                        }
                         continue 'conn;
                     }
                     Err(_) => break 'conn,

@@ -1,5 +1,6 @@
 //! memoria-host: the RESP server around the WebAssembly engine.
 
+pub mod blocking;
 pub mod conn;
 pub mod durable;
 pub mod lease;

@@ -27,6 +27,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, WeakUnboundedSender,
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::blocking::Blocking;
 use crate::durable::{self, ShardLog};
 use crate::snapshot::SnapshotStore;
 use crate::lease::{self, Action, AppendToken, EntryKind, Event, Lease, StepDownReason};
@@ -47,6 +48,8 @@ pub enum ShardMsg {
     /// Batch records (kind REC_COMMAND) already framed and validated by the connection.
     Commands { id: u64, records: Vec<u8> },
     Disconnect { id: u64 },
+    /// The client closed its side while commands were in flight (a blocked one is dropped).
+    Eof { id: u64 },
     /// Replicas: one read of the shard's log by tail task `gen`: its entries, in order
     /// (none when a long poll found nothing new), and the log's tail id at that read.
     /// `applied` is answered once they are in the engine: the tail task reads on only
@@ -164,6 +167,7 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             cluster: me.cluster.then(|| ClusterView { peers: Vec::new() }),
             peers_task: None,
             snapshots,
+            blocking: Blocking::new(),
         };
         if s.cluster.is_some()
             && let Some((api, name)) = s.source.clone()
@@ -325,6 +329,8 @@ struct Shard {
     peers_task: Option<JoinHandle<()>>,
     /// Where rebuilds start from (the newest usable snapshot), if anywhere.
     snapshots: Option<SnapshotStore>,
+    /// Clients blocked by BLPOP & co.: their waiting commands and deadlines.
+    blocking: Blocking,
 }
 
 struct ClusterView {
@@ -398,14 +404,24 @@ impl Shard {
                 self.clients.insert(id, tx);
                 self.batch.record(batch::REC_CONNECT, id, format!("{addr}\n{laddr}").as_bytes());
             }
-            ShardMsg::Commands { id: _, records } => {
-                self.batch.buf.extend_from_slice(&records);
-                self.batch.records += 1;
+            ShardMsg::Commands { id, records } => {
+                if self.blocking.is_blocked(id) {
+                    self.blocking.defer_records(id, &records);
+                } else {
+                    self.batch.buf.extend_from_slice(&records);
+                    self.batch.records += 1;
+                }
             }
             ShardMsg::Disconnect { id } => {
                 self.clients.remove(&id);
                 self.held.remove(&id);
+                self.blocking.forget(id);
                 self.batch.record(batch::REC_DISCONNECT, id, b"");
+            }
+            ShardMsg::Eof { id } => {
+                if self.blocking.closed(id) {
+                    self.drop_blocked(id);
+                }
             }
             ShardMsg::Apply { generation, entries, tail_id, applied } => {
                 if generation == self.tail_gen && self.replica.is_some() {
@@ -546,6 +562,14 @@ impl Shard {
     /// When the loop must wake up by itself: the engine's tick, or the lease machine's.
     fn next_wake(&self, last_tick: Instant) -> Instant {
         let mut wake = last_tick + TICK;
+        if self.blocking.has_resubmit() {
+            // Commands released by an unblock run at once.
+            return Instant::now();
+        }
+        if let Some(d) = self.blocking.next_deadline() {
+            let ms = (d - now_us() / 1000).max(0) as u64;
+            wake = wake.min(Instant::now() + Duration::from_millis(ms));
+        }
         if let Some(el) = self.election.as_ref()
             && let Some(ms) = el.m.next_wakeup()
         {
@@ -581,6 +605,8 @@ impl Shard {
                 _ = tokio::time::sleep_until(wake.into()) => None,
             };
             self.batch.clear();
+            // Commands of just-unblocked clients come before anything newer of theirs.
+            self.blocking.take_resubmit(&mut self.batch);
             if let Some(m) = first {
                 if !self.take(m) {
                     return self.drain_before_exit().await;
@@ -618,6 +644,7 @@ impl Shard {
                 self.batch.record(batch::REC_TICK, 0, b"");
                 self.role_record();
             }
+            self.blocking.fire_deadlines(now_us() / 1000, &mut self.batch);
             if self.batch.is_empty() {
                 continue;
             }
@@ -650,6 +677,7 @@ impl Shard {
     }
 
     /// Decides, per command, when its reply may go out, and queues the batch's effects.
+    /// Extra REC_UNBLOCKED records (a blocked client served) answer no input record.
     fn route(&mut self, input: &[u8], out: &[u8]) {
         let durable = self.log.is_some();
         let mut batch_seq = 0u64;
@@ -663,13 +691,23 @@ impl Shard {
                 self.deliver_push(rec.client, need, rec.reply);
                 continue;
             }
-            let Some(inp) = inputs.next() else { break };
+            // A served blocked client (REC_UNBLOCKED) answers no input record.
+            let inp = if rec.kind == batch::REC_UNBLOCKED {
+                None
+            } else {
+                let Some(i) = inputs.next() else { break };
+                Some(i)
+            };
+            let parked = rec.flags & (batch::OUT_BLOCKED | batch::OUT_DEFERRED) != 0;
             need = 0;
             if durable {
                 // A write waits for its own entry, which follows every pending one: the
                 // keys it read need no lookup then.
-                if rec.kind == batch::REC_COMMAND && rec.effects.is_empty() {
-                    need = self.need_of(inp.payload, &mut args);
+                if rec.kind == batch::REC_COMMAND && rec.effects.is_empty() && !parked {
+                    need = inp.as_ref().map_or(0, |i| self.need_of(i.payload, &mut args));
+                } else if rec.flags & batch::OUT_UNBLOCKED != 0 && rec.effects.is_empty() {
+                    // A blocked command's answer: what it read is not known here.
+                    need = self.tracker.need_all();
                 }
                 if !rec.effects.is_empty() {
                     if batch_seq == 0 {
@@ -680,11 +718,24 @@ impl Shard {
                     batch_fx.extend_from_slice(rec.effects);
                 }
             }
-            if rec.kind == batch::REC_COMMAND {
+            if rec.flags & batch::OUT_DEFERRED != 0 {
+                if let Some(i) = inp {
+                    self.blocking.defer(rec.client, i.payload);
+                }
+            } else if rec.flags & batch::OUT_BLOCKED != 0 {
+                if self.blocking.park(rec.client, rec.reply) {
+                    self.drop_blocked(rec.client);
+                }
+            } else if rec.flags & batch::OUT_UNBLOCKED != 0 {
+                self.blocking.unpark(rec.client);
+                self.deliver(rec.client, need, rec.reply, false);
+            } else if rec.kind == batch::REC_COMMAND {
                 let close = rec.flags & batch::OUT_CLOSE != 0;
                 // A WAIT the engine accepted (an integer reply) on a primary with a log.
-                if durable && rec.reply.first() == Some(&b':')
-                    && let Some(req) = crate::wait::parse(inp.payload, &mut args)
+                if durable
+                    && rec.reply.first() == Some(&b':')
+                    && let Some(i) = inp.as_ref()
+                    && let Some(req) = crate::wait::parse(i.payload, &mut args)
                 {
                     self.wait_seq += 1;
                     let wait = HeldWait { req, token: self.wait_seq, started: false };
@@ -699,6 +750,13 @@ impl Shard {
         if batch_seq != 0 {
             self.queued.push((batch_seq, batch_fx));
         }
+    }
+
+    /// A blocked client whose connection is gone: forget it here and in the engine.
+    fn drop_blocked(&mut self, id: u64) {
+        self.clients.remove(&id);
+        self.held.remove(&id);
+        self.blocking.drop_client(id);
     }
 
     /// The sequence a command's reply must wait for, from the keys it reads.
@@ -912,6 +970,7 @@ impl Shard {
     fn fail_everything(&mut self, msg: &[u8]) {
         self.tracker.reset();
         self.queued.clear();
+        self.blocking.clear();
         let held: Vec<(u64, VecDeque<Held>)> = self.held.drain().collect();
         for (id, q) in held {
             // Held pub/sub messages are dropped; each held reply becomes the error.

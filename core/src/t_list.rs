@@ -1,0 +1,1256 @@
+//! Lists (Redis's t_list.c + quicklist.c): a deque of packed nodes, each a run of entries
+//! in one buffer like a listpack, capped by `list-max-listpack-size` (8 KiB by default).
+//! Pushes and pops at either end are O(1) amortised (a pop at the head moves at most one
+//! node's bytes, as listpack deletes do); indexing walks whole nodes by their counts, then
+//! one node, so LINDEX/LRANGE cost O(offset / entries-per-node + node + range).
+//! Redis 7.0 reports every list as "quicklist", so OBJECT ENCODING does too.
+//!
+//! Entry layout in a node: len (LEB128) | bytes | backlen, where backlen is the size of
+//! len + bytes written so it can be read from its last byte backwards (a listpack's
+//! backlen), so nodes are walked from either end. Short entries cost 2 bytes of overhead.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use crate::ctx::Ctx;
+use crate::object::Value;
+use crate::t_string::WRONGTYPE;
+use crate::util::eq_ic;
+
+/// Redis's SIZE_SAFETY_LIMIT: a node never grows past this by count-based fills.
+const SIZE_SAFETY_LIMIT: usize = 8192;
+/// Byte caps of fill -1..-5.
+const SIZE_LIMITS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
+
+fn varint_len(mut n: usize) -> usize {
+    let mut l = 1;
+    while n >= 128 {
+        n >>= 7;
+        l += 1;
+    }
+    l
+}
+
+fn entry_size(len: usize) -> usize {
+    let h = varint_len(len) + len;
+    h + varint_len(h)
+}
+
+fn put_entry(out: &mut Vec<u8>, data: &[u8]) {
+    let start = out.len();
+    let mut n = data.len();
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            break;
+        }
+        out.push(b | 0x80);
+    }
+    out.extend_from_slice(data);
+    // backlen: groups from the most significant, the continuation bit on all but the first,
+    // so reading backwards from the last byte finds the low group first.
+    let h = out.len() - start;
+    let mut groups = [0u8; 10];
+    let mut g = 0;
+    let mut v = h;
+    loop {
+        groups[g] = (v & 0x7f) as u8;
+        g += 1;
+        v >>= 7;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in (0..g).rev() {
+        out.push(if i == g - 1 {
+            groups[i]
+        } else {
+            groups[i] | 0x80
+        });
+    }
+}
+
+/// Reads the entry at `pos`: (data start, data end, next entry's position).
+#[inline]
+fn read_fwd(buf: &[u8], pos: usize) -> (usize, usize, usize) {
+    let mut p = pos;
+    let mut n = 0usize;
+    let mut shift = 0;
+    loop {
+        let b = buf[p];
+        p += 1;
+        n |= ((b & 0x7f) as usize) << shift;
+        if b & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+    }
+    let end = p + n;
+    (p, end, end + varint_len(end - pos))
+}
+
+/// Reads the entry that ends at `end`: (its start, data start, data end).
+#[inline]
+fn read_back(buf: &[u8], end: usize) -> (usize, usize, usize) {
+    let mut p = end - 1;
+    let mut b = buf[p];
+    let mut h = (b & 0x7f) as usize;
+    let mut shift = 7;
+    while b & 0x80 != 0 {
+        p -= 1;
+        b = buf[p];
+        h |= ((b & 0x7f) as usize) << shift;
+        shift += 7;
+    }
+    let start = p - h;
+    let (ds, de, _) = read_fwd(buf, start);
+    (start, ds, de)
+}
+
+/// One node: `count` entries packed in `buf`.
+#[derive(Clone, Default)]
+struct Node {
+    buf: Vec<u8>,
+    count: u32,
+}
+
+impl Node {
+    fn with(data: &[u8]) -> Node {
+        let mut buf = Vec::with_capacity(entry_size(data.len()));
+        put_entry(&mut buf, data);
+        Node { buf, count: 1 }
+    }
+
+    /// Grows the buffer by at most a quarter beyond need: nodes are small and many lists
+    /// are short, so doubling would waste up to half of a list's memory.
+    fn reserve(&mut self, more: usize) {
+        let free = self.buf.capacity() - self.buf.len();
+        if free < more {
+            let want = more.max(self.buf.len() / 4).max(16);
+            self.buf.reserve_exact(want);
+        }
+    }
+
+    fn push_back(&mut self, data: &[u8]) {
+        self.reserve(entry_size(data.len()));
+        put_entry(&mut self.buf, data);
+        self.count += 1;
+    }
+
+    fn push_front(&mut self, data: &[u8]) {
+        let mut e = Vec::with_capacity(entry_size(data.len()));
+        put_entry(&mut e, data);
+        self.reserve(e.len());
+        self.buf.splice(0..0, e);
+        self.count += 1;
+    }
+
+    fn pop_front(&mut self) -> Vec<u8> {
+        let (ds, de, next) = read_fwd(&self.buf, 0);
+        let v = self.buf[ds..de].to_vec();
+        self.buf.drain(..next);
+        self.count -= 1;
+        v
+    }
+
+    fn pop_back(&mut self) -> Vec<u8> {
+        let (start, ds, de) = read_back(&self.buf, self.buf.len());
+        let v = self.buf[ds..de].to_vec();
+        self.buf.truncate(start);
+        self.count -= 1;
+        v
+    }
+
+    /// Byte offset of entry `i` (i == count: the end).
+    fn offset(&self, i: usize) -> usize {
+        let n = self.count as usize;
+        if i <= n / 2 {
+            let mut p = 0;
+            for _ in 0..i {
+                p = read_fwd(&self.buf, p).2;
+            }
+            p
+        } else {
+            let mut p = self.buf.len();
+            for _ in i..n {
+                p = read_back(&self.buf, p).0;
+            }
+            p
+        }
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        let (ds, de, _) = read_fwd(&self.buf, self.offset(i));
+        &self.buf[ds..de]
+    }
+
+    /// Replaces `remove` entries from `i` with `insert`.
+    fn splice(&mut self, i: usize, remove: usize, insert: &[&[u8]]) {
+        let a = self.offset(i);
+        let mut b = a;
+        for _ in 0..remove {
+            b = read_fwd(&self.buf, b).2;
+        }
+        let mut e = Vec::new();
+        for x in insert {
+            put_entry(&mut e, x);
+        }
+        if e.len() > b - a {
+            self.reserve(e.len() - (b - a));
+        }
+        self.buf.splice(a..b, e);
+        self.count = self.count + insert.len() as u32 - remove as u32;
+        self.shrink();
+    }
+
+    /// Gives back memory after large deletions.
+    fn shrink(&mut self) {
+        if self.buf.capacity() > 64 && self.buf.len() < self.buf.capacity() / 2 {
+            self.buf.shrink_to(self.buf.len() + self.buf.len() / 4);
+        }
+    }
+
+    /// Splits at entry `i`: the entries from `i` on move to the returned node.
+    fn split_off(&mut self, i: usize) -> Node {
+        let off = self.offset(i);
+        let tail = self.buf[off..].to_vec();
+        self.buf.truncate(off);
+        self.shrink();
+        let n = Node {
+            buf: tail,
+            count: self.count - i as u32,
+        };
+        self.count = i as u32;
+        n
+    }
+
+    fn for_each(&self, mut f: impl FnMut(&[u8]) -> bool) -> bool {
+        let mut p = 0;
+        while p < self.buf.len() {
+            let (ds, de, next) = read_fwd(&self.buf, p);
+            if !f(&self.buf[ds..de]) {
+                return false;
+            }
+            p = next;
+        }
+        true
+    }
+
+    fn for_each_rev(&self, mut f: impl FnMut(&[u8]) -> bool) -> bool {
+        let mut p = self.buf.len();
+        while p > 0 {
+            let (start, ds, de) = read_back(&self.buf, p);
+            if !f(&self.buf[ds..de]) {
+                return false;
+            }
+            p = start;
+        }
+        true
+    }
+}
+
+/// Whether a node may take one more entry of `len` bytes (Redis's
+/// _quicklistNodeAllowInsert).
+fn allows(node: &Node, fill: i64, len: usize) -> bool {
+    let new_sz = node.buf.len() + entry_size(len);
+    if fill >= 0 {
+        (node.count as i64) < fill.max(1) && new_sz <= SIZE_SAFETY_LIMIT
+    } else {
+        let lvl = ((-fill) as usize).min(5) - 1;
+        new_sz <= SIZE_LIMITS[lvl]
+    }
+}
+
+/// Whether a node is over its cap (after an insert in the middle).
+fn oversized(node: &Node, fill: i64) -> bool {
+    if node.count <= 1 {
+        return false;
+    }
+    if fill >= 0 {
+        node.count as i64 > fill.max(1) || node.buf.len() > SIZE_SAFETY_LIMIT
+    } else {
+        node.buf.len() > SIZE_LIMITS[((-fill) as usize).min(5) - 1]
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Head,
+    Tail,
+}
+
+pub struct ListValue {
+    nodes: VecDeque<Node>,
+    len: usize,
+}
+
+impl Default for ListValue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ListValue {
+    pub fn new() -> Self {
+        // One node slot: most lists are small, and VecDeque's default first growth is four.
+        ListValue {
+            nodes: VecDeque::with_capacity(1),
+            len: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn push(&mut self, end: End, data: &[u8], fill: i64) {
+        self.len += 1;
+        match end {
+            End::Tail => match self.nodes.back_mut() {
+                Some(n) if allows(n, fill, data.len()) => n.push_back(data),
+                _ => self.nodes.push_back(Node::with(data)),
+            },
+            End::Head => match self.nodes.front_mut() {
+                Some(n) if allows(n, fill, data.len()) => n.push_front(data),
+                _ => self.nodes.push_front(Node::with(data)),
+            },
+        }
+    }
+
+    pub fn pop(&mut self, end: End) -> Option<Vec<u8>> {
+        let (v, empty) = match end {
+            End::Head => {
+                let n = self.nodes.front_mut()?;
+                (n.pop_front(), n.count == 0)
+            }
+            End::Tail => {
+                let n = self.nodes.back_mut()?;
+                (n.pop_back(), n.count == 0)
+            }
+        };
+        self.len -= 1;
+        if empty {
+            match end {
+                End::Head => self.nodes.pop_front(),
+                End::Tail => self.nodes.pop_back(),
+            };
+        }
+        Some(v)
+    }
+
+    /// (node index, index in node) of element `i` < len, walking from the nearer end.
+    fn locate(&self, i: usize) -> (usize, usize) {
+        if i < self.len / 2 {
+            let mut rest = i;
+            for (ni, n) in self.nodes.iter().enumerate() {
+                if rest < n.count as usize {
+                    return (ni, rest);
+                }
+                rest -= n.count as usize;
+            }
+        } else {
+            let mut rest = self.len - 1 - i;
+            for ni in (0..self.nodes.len()).rev() {
+                let c = self.nodes[ni].count as usize;
+                if rest < c {
+                    return (ni, c - 1 - rest);
+                }
+                rest -= c;
+            }
+        }
+        unreachable!("index within the list")
+    }
+
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        if i >= self.len {
+            return None;
+        }
+        let (ni, j) = self.locate(i);
+        Some(self.nodes[ni].get(j))
+    }
+
+    /// Calls `f` on `n` elements from `start` (forwards), or on `n` elements ending at
+    /// `start` going backwards when `rev`.
+    pub fn range(&self, start: usize, n: usize, rev: bool, mut f: impl FnMut(&[u8])) {
+        if n == 0 || start >= self.len {
+            return;
+        }
+        let (mut ni, j) = self.locate(start);
+        let mut left = n;
+        if !rev {
+            let node = &self.nodes[ni];
+            let mut p = node.offset(j);
+            loop {
+                let node = &self.nodes[ni];
+                while p < node.buf.len() && left > 0 {
+                    let (ds, de, next) = read_fwd(&node.buf, p);
+                    f(&node.buf[ds..de]);
+                    p = next;
+                    left -= 1;
+                }
+                ni += 1;
+                if left == 0 || ni >= self.nodes.len() {
+                    return;
+                }
+                p = 0;
+            }
+        } else {
+            let node = &self.nodes[ni];
+            let mut p = node.offset(j + 1);
+            loop {
+                let node = &self.nodes[ni];
+                while p > 0 && left > 0 {
+                    let (st, ds, de) = read_back(&node.buf, p);
+                    f(&node.buf[ds..de]);
+                    p = st;
+                    left -= 1;
+                }
+                if left == 0 || ni == 0 {
+                    return;
+                }
+                ni -= 1;
+                p = self.nodes[ni].buf.len();
+            }
+        }
+    }
+
+    /// Visits every element from the head (or the tail); `f` returns false to stop.
+    pub fn for_each(&self, rev: bool, mut f: impl FnMut(&[u8]) -> bool) {
+        if rev {
+            for n in self.nodes.iter().rev() {
+                if !n.for_each_rev(&mut f) {
+                    return;
+                }
+            }
+        } else {
+            for n in self.nodes.iter() {
+                if !n.for_each(&mut f) {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn fix_node(&mut self, ni: usize, fill: i64) {
+        if self.nodes[ni].count == 0 {
+            self.nodes.remove(ni);
+            return;
+        }
+        if oversized(&self.nodes[ni], fill) {
+            let half = self.nodes[ni].count as usize / 2;
+            let tail = self.nodes[ni].split_off(half);
+            self.nodes.insert(ni + 1, tail);
+            // Each half may still be too big (a long element among short ones).
+            self.fix_node(ni + 1, fill);
+            self.fix_node(ni, fill);
+        }
+    }
+
+    pub fn set(&mut self, i: usize, data: &[u8], fill: i64) -> bool {
+        if i >= self.len {
+            return false;
+        }
+        let (ni, j) = self.locate(i);
+        self.nodes[ni].splice(j, 1, &[data]);
+        self.fix_node(ni, fill);
+        true
+    }
+
+    /// Inserts before/after the first element equal to `pivot`; false if there is none.
+    pub fn insert(&mut self, pivot: &[u8], data: &[u8], after: bool, fill: i64) -> bool {
+        for ni in 0..self.nodes.len() {
+            let mut found = None;
+            let mut j = 0;
+            self.nodes[ni].for_each(|x| {
+                if x == pivot {
+                    found = Some(j);
+                    return false;
+                }
+                j += 1;
+                true
+            });
+            if let Some(j) = found {
+                let at = if after { j + 1 } else { j };
+                self.nodes[ni].splice(at, 0, &[data]);
+                self.len += 1;
+                self.fix_node(ni, fill);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Removes up to `limit` elements equal to `x` (0 = all), from the tail when `rev`.
+    pub fn remove(&mut self, x: &[u8], limit: usize, rev: bool) -> usize {
+        let limit = if limit == 0 { usize::MAX } else { limit };
+        let mut removed = 0;
+        let order: Vec<usize> = if rev {
+            (0..self.nodes.len()).rev().collect()
+        } else {
+            (0..self.nodes.len()).collect()
+        };
+        for ni in order {
+            if removed >= limit {
+                break;
+            }
+            let node = &self.nodes[ni];
+            let mut matches = 0usize;
+            node.for_each(|e| {
+                matches += (e == x) as usize;
+                true
+            });
+            if matches == 0 {
+                continue;
+            }
+            let take = matches.min(limit - removed);
+            // Forwards the first `take` matches go; backwards the last `take`.
+            let skip_first = if rev { matches - take } else { 0 };
+            let mut kept = Vec::with_capacity(node.buf.len());
+            let mut seen = 0usize;
+            let mut count = 0u32;
+            node.for_each(|e| {
+                if e == x {
+                    seen += 1;
+                    if seen > skip_first && seen <= skip_first + take {
+                        return true;
+                    }
+                }
+                put_entry(&mut kept, e);
+                count += 1;
+                true
+            });
+            self.nodes[ni] = Node { buf: kept, count };
+            removed += take;
+        }
+        self.nodes.retain(|n| n.count > 0);
+        self.len -= removed;
+        removed
+    }
+
+    /// Deletes `n` elements from index `start`.
+    pub fn delete_range(&mut self, start: usize, n: usize) {
+        let n = n.min(self.len.saturating_sub(start));
+        if n == 0 {
+            return;
+        }
+        let (mut ni, mut j) = self.locate(start);
+        let mut left = n;
+        while left > 0 {
+            let c = self.nodes[ni].count as usize;
+            let here = left.min(c - j);
+            if j == 0 && here == c {
+                self.nodes.remove(ni);
+            } else {
+                self.nodes[ni].splice(j, here, &[]);
+                ni += 1;
+            }
+            left -= here;
+            j = 0;
+        }
+        self.len -= n;
+    }
+
+    pub fn duplicate(&self) -> ListValue {
+        ListValue {
+            nodes: self.nodes.clone(),
+            len: self.len,
+        }
+    }
+}
+
+fn list_fill(ctx: &Ctx<'_>) -> i64 {
+    ctx.st.config.list_max_listpack_size
+}
+
+/// The list at `key` for reading: Ok(None) if missing, Err(()) after a WRONGTYPE reply.
+fn read_list<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Result<Option<&'c ListValue>, ()> {
+    let db = ctx.db();
+    match ctx.st.read(db, key, ctx.fx) {
+        None => Ok(None),
+        Some(e) => match &e.val {
+            Value::List(l) => Ok(Some(l)),
+            _ => {
+                ctx.reply.error(WRONGTYPE);
+                Err(())
+            }
+        },
+    }
+}
+
+/// The list at `key` for writing (lookupKeyWrite + checkType).
+fn write_list<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Result<Option<&'c mut ListValue>, ()> {
+    let db = ctx.db();
+    match ctx.st.write(db, key, ctx.fx) {
+        None => Ok(None),
+        Some(e) => match &mut e.val {
+            Value::List(l) => Ok(Some(l)),
+            _ => {
+                ctx.reply.error(WRONGTYPE);
+                Err(())
+            }
+        },
+    }
+}
+
+/// The list at `key`, known to exist (borrows only the state, so replies can be written).
+fn list_in<'s>(st: &'s mut crate::engine::State, db: usize, key: &[u8]) -> &'s mut ListValue {
+    match st.dbs[db].keys.get_mut(key).map(|e| &mut e.val) {
+        Some(Value::List(l)) => l,
+        _ => unreachable!("checked by the caller"),
+    }
+}
+
+/// Is `key` a list right now (for serving waiters: anything else is not ready)?
+fn is_nonempty_list(ctx: &mut Ctx<'_>, key: &[u8]) -> bool {
+    let db = ctx.db();
+    matches!(ctx.st.write(db, key, ctx.fx).map(|e| &e.val), Some(Value::List(l)) if !l.is_empty())
+}
+
+/// The list a write goes to, created if missing (the caller checked the type).
+fn list_mut<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> &'c mut ListValue {
+    let db = ctx.db();
+    if !ctx.st.dbs[db].keys.contains_key(key) {
+        let lru = ctx.st.lru_clock();
+        ctx.st.dbs[db].add(
+            key,
+            Value::List(alloc::boxed::Box::new(ListValue::new())),
+            lru,
+        );
+    }
+    match &mut ctx.st.dbs[db].keys.get_mut(key).unwrap().val {
+        Value::List(l) => l,
+        _ => unreachable!("type checked by the caller"),
+    }
+}
+
+/// After removing elements: deletes an emptied list, signals WATCHers.
+fn after_remove(ctx: &mut Ctx<'_>, key: &[u8]) {
+    let db = ctx.db();
+    if matches!(ctx.st.dbs[db].keys.get(key).map(|e| &e.val), Some(Value::List(l)) if l.is_empty())
+    {
+        ctx.st.dbs[db].remove(key);
+    }
+    ctx.st.touch_watched(db, key);
+}
+
+fn end_of(arg: &[u8]) -> Option<End> {
+    if eq_ic(arg, b"LEFT") {
+        Some(End::Head)
+    } else if eq_ic(arg, b"RIGHT") {
+        Some(End::Tail)
+    } else {
+        None
+    }
+}
+
+fn pop_name(end: End) -> &'static [u8] {
+    match end {
+        End::Head => b"LPOP",
+        End::Tail => b"RPOP",
+    }
+}
+
+fn push_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], end: End, only_existing: bool) {
+    let fill = list_fill(ctx);
+    let Ok(existing) = write_list(ctx, argv[1]) else {
+        return;
+    };
+    if existing.is_none() && only_existing {
+        return ctx.reply.int(0);
+    }
+    let l = list_mut(ctx, argv[1]);
+    for x in &argv[2..] {
+        l.push(end, x, fill);
+    }
+    let n = l.len();
+    let db = ctx.db();
+    ctx.st.touch_watched(db, argv[1]);
+    ctx.dirty += (argv.len() - 2) as u64;
+    ctx.reply.int(n as i64);
+}
+
+pub fn lpush(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    push_generic(ctx, argv, End::Head, false)
+}
+pub fn rpush(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    push_generic(ctx, argv, End::Tail, false)
+}
+pub fn lpushx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    push_generic(ctx, argv, End::Head, true)
+}
+pub fn rpushx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    push_generic(ctx, argv, End::Tail, true)
+}
+
+/// getPositiveLongFromObjectOrReply with Redis's default message (used for both a
+/// non-number and a negative number).
+fn positive_arg(ctx: &mut Ctx<'_>, a: &[u8], msg: &str) -> Option<i64> {
+    match crate::util::parse_i64(a) {
+        Some(v) if v >= 0 => Some(v),
+        _ => {
+            ctx.err(msg);
+            None
+        }
+    }
+}
+
+fn pop_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], end: End) {
+    let name = if end == End::Head { "lpop" } else { "rpop" };
+    if argv.len() > 3 {
+        return ctx.err(&alloc::format!(
+            "ERR wrong number of arguments for '{}' command",
+            name
+        ));
+    }
+    let count = if argv.len() == 3 {
+        let Some(c) = positive_arg(ctx, argv[2], "ERR value is out of range, must be positive")
+        else {
+            return;
+        };
+        Some(c as usize)
+    } else {
+        None
+    };
+    match write_list(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(None) => {
+            return if count.is_some() {
+                ctx.reply.null_array()
+            } else {
+                ctx.reply.null()
+            };
+        }
+        Ok(Some(_)) => {}
+    }
+    let db = ctx.db();
+    let l = list_in(ctx.st, db, argv[1]);
+    match count {
+        None => {
+            let v = l.pop(end).expect("lists are never empty");
+            ctx.reply.bulk(&v);
+            ctx.dirty += 1;
+        }
+        Some(0) => return ctx.reply.array(0),
+        Some(c) => {
+            let n = c.min(l.len());
+            ctx.reply.array(n);
+            for _ in 0..n {
+                let v = l.pop(end).expect("n <= len");
+                ctx.reply.bulk(&v);
+            }
+            ctx.dirty += n as u64;
+        }
+    }
+    after_remove(ctx, argv[1]);
+}
+
+pub fn lpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    pop_generic(ctx, argv, End::Head)
+}
+pub fn rpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    pop_generic(ctx, argv, End::Tail)
+}
+
+pub fn llen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Ok(l) = read_list(ctx, argv[1]) else {
+        return;
+    };
+    let n = l.map_or(0, |l| l.len());
+    ctx.reply.int(n as i64);
+}
+
+/// Normalises LRANGE/LTRIM bounds: Some((start, count)) or None for an empty range.
+fn norm_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    let llen = len as i64;
+    let mut s = if start < 0 {
+        llen.saturating_add(start)
+    } else {
+        start
+    };
+    let mut e = if end < 0 {
+        llen.saturating_add(end)
+    } else {
+        end
+    };
+    if s < 0 {
+        s = 0;
+    }
+    if s > e || s >= llen {
+        return None;
+    }
+    if e >= llen {
+        e = llen - 1;
+    }
+    Some((s as usize, (e - s + 1) as usize))
+}
+
+pub fn lrange(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(start) = ctx.int_arg(argv[2]) else {
+        return;
+    };
+    let Some(end) = ctx.int_arg(argv[3]) else {
+        return;
+    };
+    match read_list(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(None) => return ctx.reply.array(0),
+        Ok(Some(_)) => {}
+    }
+    let db = ctx.db();
+    let l = list_in(ctx.st, db, argv[1]);
+    let Some((s, n)) = norm_range(start, end, l.len()) else {
+        return ctx.reply.array(0);
+    };
+    let reply = &mut *ctx.reply;
+    reply.array(n);
+    l.range(s, n, false, |x| reply.bulk(x));
+}
+
+pub fn lindex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Ok(l) = read_list(ctx, argv[1]) else {
+        return;
+    };
+    let Some(l) = l else { return ctx.reply.null() };
+    let len = l.len() as i64;
+    let Some(i) = crate::util::parse_i64(argv[2]) else {
+        return ctx.not_integer();
+    };
+    let i = if i < 0 { len + i } else { i };
+    let v = if (0..len).contains(&i) {
+        l.get(i as usize).map(|x| x.to_vec())
+    } else {
+        None
+    };
+    match v {
+        Some(v) => ctx.reply.bulk(&v),
+        None => ctx.reply.null(),
+    }
+}
+
+pub fn lset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let fill = list_fill(ctx);
+    let l = match write_list(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(None) => return ctx.err("ERR no such key"),
+        Ok(Some(l)) => l,
+    };
+    let len = l.len() as i64;
+    let Some(i) = crate::util::parse_i64(argv[2]) else {
+        return ctx.not_integer();
+    };
+    let i = if i < 0 { len + i } else { i };
+    if !(0..len).contains(&i) {
+        return ctx.err("ERR index out of range");
+    }
+    l.set(i as usize, argv[3], fill);
+    let db = ctx.db();
+    ctx.st.touch_watched(db, argv[1]);
+    ctx.dirty += 1;
+    ctx.reply.ok();
+}
+
+pub fn linsert(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let after = if eq_ic(argv[2], b"AFTER") {
+        true
+    } else if eq_ic(argv[2], b"BEFORE") {
+        false
+    } else {
+        return ctx.syntax_error();
+    };
+    let fill = list_fill(ctx);
+    let l = match write_list(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(None) => return ctx.reply.int(0),
+        Ok(Some(l)) => l,
+    };
+    if !l.insert(argv[3], argv[4], after, fill) {
+        return ctx.reply.int(-1);
+    }
+    let n = l.len();
+    let db = ctx.db();
+    ctx.st.touch_watched(db, argv[1]);
+    ctx.dirty += 1;
+    ctx.reply.int(n as i64);
+}
+
+pub fn lrem(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(count) = ctx.int_arg(argv[2]) else {
+        return;
+    };
+    let l = match write_list(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(None) => return ctx.reply.int(0),
+        Ok(Some(l)) => l,
+    };
+    let removed = l.remove(
+        argv[3],
+        count.unsigned_abs().min(usize::MAX as u64) as usize,
+        count < 0,
+    );
+    if removed > 0 {
+        after_remove(ctx, argv[1]);
+        ctx.dirty += removed as u64;
+    }
+    ctx.reply.int(removed as i64);
+}
+
+pub fn ltrim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(start) = ctx.int_arg(argv[2]) else {
+        return;
+    };
+    let Some(end) = ctx.int_arg(argv[3]) else {
+        return;
+    };
+    let l = match write_list(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(None) => return ctx.reply.ok(),
+        Ok(Some(l)) => l,
+    };
+    let len = l.len();
+    let (ltrim, rtrim) = match norm_range(start, end, len) {
+        None => (0, len),
+        Some((s, n)) => (s, len - s - n),
+    };
+    // The tail first: deleting it leaves the head's indexes unchanged.
+    l.delete_range(len - rtrim, rtrim);
+    l.delete_range(0, ltrim);
+    // Redis signals the key as modified even when nothing was trimmed.
+    after_remove(ctx, argv[1]);
+    ctx.dirty += (ltrim + rtrim) as u64;
+    ctx.reply.ok();
+}
+
+pub fn lpos(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let ele = argv[2];
+    let (mut rank, mut count, mut maxlen) = (1i64, -1i64, 0i64);
+    let mut j = 3;
+    while j < argv.len() {
+        let more = j + 1 < argv.len();
+        if eq_ic(argv[j], b"RANK") && more {
+            j += 1;
+            let Some(r) = ctx.int_arg(argv[j]) else {
+                return;
+            };
+            if r == 0 {
+                return ctx.err("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list");
+            }
+            rank = r;
+        } else if eq_ic(argv[j], b"COUNT") && more {
+            j += 1;
+            let Some(c) = positive_arg(ctx, argv[j], "ERR COUNT can't be negative") else {
+                return;
+            };
+            count = c;
+        } else if eq_ic(argv[j], b"MAXLEN") && more {
+            j += 1;
+            let Some(m) = positive_arg(ctx, argv[j], "ERR MAXLEN can't be negative") else {
+                return;
+            };
+            maxlen = m;
+        } else {
+            return ctx.syntax_error();
+        }
+        j += 1;
+    }
+    let rev = rank < 0;
+    // Redis negates LONG_MIN into itself: every match then qualifies, and the COUNT test
+    // overflows so it never stops early.
+    let wrapped = rank == i64::MIN;
+    let rank = if wrapped { 1 } else { rank.unsigned_abs() };
+    let Ok(l) = read_list(ctx, argv[1]) else {
+        return;
+    };
+    let Some(l) = l else {
+        return if count != -1 {
+            ctx.reply.array(0)
+        } else {
+            ctx.reply.null()
+        };
+    };
+    let len = l.len() as u64;
+    let mut found: Vec<u64> = Vec::new();
+    let (mut index, mut matches) = (0u64, 0u64);
+    l.for_each(rev, |x| {
+        if maxlen != 0 && index >= maxlen as u64 {
+            return false;
+        }
+        if x == ele {
+            matches += 1;
+            if matches >= rank {
+                found.push(if rev { len - index - 1 } else { index });
+                if count == -1 || (!wrapped && count != 0 && matches - rank + 1 >= count as u64) {
+                    return false;
+                }
+            }
+        }
+        index += 1;
+        true
+    });
+    if count != -1 {
+        ctx.reply.array(found.len());
+        for i in found {
+            ctx.reply.int(i as i64);
+        }
+    } else {
+        match found.first() {
+            Some(&i) => ctx.reply.int(i as i64),
+            None => ctx.reply.null(),
+        }
+    }
+}
+
+/// LMOVE's body once the source is known to be a non-empty list (Redis's
+/// lmoveGenericCommand after the lookup): checks the destination, moves, replies.
+fn lmove_known(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from: End, to: End) {
+    let db = ctx.db();
+    if let Some(e) = ctx.st.write(db, dst, ctx.fx) {
+        if !matches!(e.val, Value::List(_)) {
+            return ctx.reply.error(WRONGTYPE);
+        }
+    }
+    let fill = list_fill(ctx);
+    let v = match ctx.st.dbs[db].keys.get_mut(src).map(|e| &mut e.val) {
+        Some(Value::List(l)) => l.pop(from).expect("non-empty"),
+        _ => unreachable!("checked by the caller"),
+    };
+    list_mut(ctx, dst).push(to, &v, fill);
+    ctx.st.touch_watched(db, dst);
+    after_remove(ctx, src);
+    ctx.dirty += 1;
+    ctx.reply.bulk(&v);
+    // RPOPLPUSH/BLMOVE/BRPOPLPUSH replicate as the LMOVE they performed.
+    let side = |e: End| -> &'static [u8] { if e == End::Head { b"LEFT" } else { b"RIGHT" } };
+    ctx.propagate(&[b"LMOVE", src, dst, side(from), side(to)]);
+}
+
+fn lmove_generic(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from: End, to: End) {
+    match write_list(ctx, src) {
+        Err(()) => {}
+        Ok(None) => ctx.reply.null(),
+        Ok(Some(_)) => lmove_known(ctx, src, dst, from, to),
+    }
+}
+
+fn where_args(ctx: &mut Ctx<'_>, a: &[u8], b: &[u8]) -> Option<(End, End)> {
+    match (end_of(a), end_of(b)) {
+        (Some(x), Some(y)) => Some((x, y)),
+        _ => {
+            ctx.syntax_error();
+            None
+        }
+    }
+}
+
+pub fn lmove(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some((from, to)) = where_args(ctx, argv[3], argv[4]) else {
+        return;
+    };
+    lmove_generic(ctx, argv[1], argv[2], from, to)
+}
+
+pub fn rpoplpush(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    lmove_generic(ctx, argv[1], argv[2], End::Tail, End::Head)
+}
+
+/// Pops up to `count` from the list at `key` and replies `[key, [elements]]`; propagates
+/// `LPOP|RPOP key n`.
+fn mpop_from(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize) {
+    let db = ctx.db();
+    let Some(Value::List(l)) = ctx.st.dbs[db].keys.get_mut(key).map(|e| &mut e.val) else {
+        unreachable!("checked by the caller")
+    };
+    let n = count.min(l.len());
+    let mut items = Vec::with_capacity(n);
+    for _ in 0..n {
+        items.push(l.pop(end).expect("n <= len"));
+    }
+    ctx.reply.array(2);
+    ctx.reply.bulk(key);
+    ctx.reply.array(n);
+    for v in &items {
+        ctx.reply.bulk(v);
+    }
+    after_remove(ctx, key);
+    ctx.dirty += n as u64;
+    let ns = crate::util::int_bytes(n as i64);
+    ctx.propagate(&[pop_name(end), key, &ns]);
+}
+
+/// Parses `numkeys key… LEFT|RIGHT [COUNT n]` from `argv[at]`: (keys, end, count).
+fn parse_mpop<'a>(
+    ctx: &mut Ctx<'_>,
+    argv: &[&'a [u8]],
+    at: usize,
+) -> Option<(Vec<&'a [u8]>, End, usize)> {
+    let numkeys = match crate::util::parse_i64(argv[at]) {
+        Some(n) if n >= 1 => n as u64,
+        _ => {
+            ctx.err("ERR numkeys should be greater than 0");
+            return None;
+        }
+    };
+    let where_idx = (at as u64).saturating_add(numkeys).saturating_add(1);
+    if where_idx >= argv.len() as u64 {
+        ctx.syntax_error();
+        return None;
+    }
+    let where_idx = where_idx as usize;
+    let Some(end) = end_of(argv[where_idx]) else {
+        ctx.syntax_error();
+        return None;
+    };
+    let mut count: i64 = -1;
+    let mut j = where_idx + 1;
+    while j < argv.len() {
+        if count == -1 && eq_ic(argv[j], b"COUNT") && j + 1 < argv.len() {
+            j += 1;
+            match crate::util::parse_i64(argv[j]) {
+                Some(c) if c >= 1 => count = c,
+                _ => {
+                    ctx.err("ERR count should be greater than 0");
+                    return None;
+                }
+            }
+        } else {
+            ctx.syntax_error();
+            return None;
+        }
+        j += 1;
+    }
+    let count = if count == -1 {
+        1
+    } else {
+        count.min(usize::MAX as i64) as usize
+    };
+    Some((argv[at + 1..where_idx].to_vec(), end, count))
+}
+
+pub fn lmpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some((keys, end, count)) = parse_mpop(ctx, argv, 1) else {
+        return;
+    };
+    for k in keys {
+        match write_list(ctx, k) {
+            Err(()) => return,
+            Ok(None) => continue,
+            Ok(Some(_)) => return mpop_from(ctx, k, end, count),
+        }
+    }
+    ctx.reply.null_array();
+}
+
+/// BLPOP/BRPOP/BLMPOP (Redis's blockingPopGenericCommand); `count` None for BLPOP/BRPOP.
+fn blocking_pop(ctx: &mut Ctx<'_>, keys: &[&[u8]], end: End, timeout: &[u8], count: Option<usize>) {
+    let serving = ctx.ready_key();
+    let deadline = match serving {
+        Some(_) => 0,
+        None => match crate::blocked::parse_timeout_secs(ctx, timeout) {
+            Some(d) => d,
+            None => return,
+        },
+    };
+    // Serving a waiter: only the key that became ready counts; a key that is not a
+    // non-empty list keeps the client waiting.
+    let candidates: Vec<&[u8]> = match serving {
+        Some(k) => {
+            if !is_nonempty_list(ctx, k) {
+                return ctx.block(keys, deadline);
+            }
+            alloc::vec![k]
+        }
+        None => keys.to_vec(),
+    };
+    for k in candidates {
+        match write_list(ctx, k) {
+            Err(()) => return,
+            Ok(None) => continue,
+            Ok(Some(l)) => {
+                if let Some(c) = count {
+                    return mpop_from(ctx, k, end, c);
+                }
+                let v = l.pop(end).expect("lists are never empty");
+                ctx.reply.array(2);
+                ctx.reply.bulk(k);
+                ctx.reply.bulk(&v);
+                after_remove(ctx, k);
+                ctx.dirty += 1;
+                return ctx.propagate(&[pop_name(end), k]);
+            }
+        }
+    }
+    if !ctx.may_block() {
+        return ctx.reply.null_array();
+    }
+    ctx.block(keys, deadline);
+}
+
+pub fn blpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    blocking_pop(
+        ctx,
+        &argv[1..argv.len() - 1],
+        End::Head,
+        argv[argv.len() - 1],
+        None,
+    )
+}
+
+pub fn brpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    blocking_pop(
+        ctx,
+        &argv[1..argv.len() - 1],
+        End::Tail,
+        argv[argv.len() - 1],
+        None,
+    )
+}
+
+pub fn blmpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some((keys, end, count)) = parse_mpop(ctx, argv, 2) else {
+        return;
+    };
+    blocking_pop(ctx, &keys, end, argv[1], Some(count))
+}
+
+/// BLMOVE/BRPOPLPUSH (Redis's blmoveGenericCommand).
+fn blmove_generic(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from: End, to: End, timeout: &[u8]) {
+    let serving = ctx.ready_key().is_some();
+    let deadline = if serving {
+        0
+    } else {
+        match crate::blocked::parse_timeout_secs(ctx, timeout) {
+            Some(d) => d,
+            None => return,
+        }
+    };
+    if serving && !is_nonempty_list(ctx, src) {
+        return ctx.block(&[src], deadline);
+    }
+    let exists = match write_list(ctx, src) {
+        Err(()) => return,
+        Ok(l) => l.is_some(),
+    };
+    if exists {
+        lmove_known(ctx, src, dst, from, to)
+    } else if !ctx.may_block() {
+        ctx.reply.null()
+    } else {
+        ctx.block(&[src], deadline)
+    }
+}
+
+pub fn blmove(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some((from, to)) = where_args(ctx, argv[3], argv[4]) else {
+        return;
+    };
+    blmove_generic(ctx, argv[1], argv[2], from, to, argv[5])
+}
+
+pub fn brpoplpush(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    blmove_generic(ctx, argv[1], argv[2], End::Tail, End::Head, argv[3])
+}

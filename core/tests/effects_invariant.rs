@@ -205,6 +205,74 @@ fn multi_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
+fn list_cmd() -> impl Strategy<Value = Vec<String>> {
+    let el = || prop::sample::select(&["a", "b", "c", "", "1"][..]).prop_map(String::from);
+    let side = || prop::sample::select(&["LEFT", "RIGHT"][..]).prop_map(String::from);
+    prop_oneof![
+        3 => (key(), el(), el()).prop_map(|(k, a, b)| vec!["RPUSH".into(), k, a, b]),
+        3 => (key(), el()).prop_map(|(k, a)| vec!["LPUSH".into(), k, a]),
+        1 => (key(), el()).prop_map(|(k, a)| vec!["RPUSHX".into(), k, a]),
+        2 => (key(), prop::option::of(0i64..4)).prop_map(|(k, c)| { let mut v = vec!["LPOP".into(), k]; v.extend(c.map(|c| c.to_string())); v }),
+        1 => (key(), 0i64..4).prop_map(|(k, c)| vec!["RPOP".into(), k, c.to_string()]),
+        1 => (key(), -3i64..3, el()).prop_map(|(k, i, e)| vec!["LSET".into(), k, i.to_string(), e]),
+        1 => (key(), el(), el()).prop_map(|(k, p, e)| vec!["LINSERT".into(), k, "BEFORE".into(), p, e]),
+        1 => (key(), -2i64..3, el()).prop_map(|(k, c, e)| vec!["LREM".into(), k, c.to_string(), e]),
+        1 => (key(), -3i64..3, -3i64..3).prop_map(|(k, a, b)| vec!["LTRIM".into(), k, a.to_string(), b.to_string()]),
+        2 => (key(), key(), side(), side()).prop_map(|(a, b, x, y)| vec!["LMOVE".into(), a, b, x, y]),
+        1 => (key(), key()).prop_map(|(a, b)| vec!["RPOPLPUSH".into(), a, b]),
+        1 => (key(), key(), 1i64..3).prop_map(|(a, b, c)| vec!["LMPOP".into(), "2".into(), a, b, "RIGHT".into(), "COUNT".into(), c.to_string()]),
+        2 => (key(), key()).prop_map(|(a, b)| vec!["BLPOP".into(), a, b, "0".into()]),
+        1 => key().prop_map(|a| vec!["BRPOP".into(), a, "1".into()]),
+        1 => (key(), key(), side(), side()).prop_map(|(a, b, x, y)| vec!["BLMOVE".into(), a, b, x, y, "0".into()]),
+        1 => (key(), key()).prop_map(|(a, b)| vec!["BLMPOP".into(), "0".into(), "2".into(), a, b, "LEFT".into(), "COUNT".into(), "2".into()]),
+        1 => Just(vec!["MULTI".to_string()]),
+        1 => Just(vec!["EXEC".to_string()]),
+        1 => (key(), 1i64..40).prop_map(|(k, n)| vec!["PEXPIRE".into(), k, n.to_string()]),
+        1 => (key(), key()).prop_map(|(a, b)| vec!["COPY".into(), a, b, "REPLACE".into()]),
+        1 => (key(), key()).prop_map(|(a, b)| vec!["RENAME".into(), a, b]),
+        1 => key().prop_map(|k| vec!["SET".into(), k, "x".into()]),
+    ]
+}
+
+/// Lists with three clients, so blocking pops wait and are served by other clients'
+/// writes (their effects come in REC_UNBLOCKED records); deadlines fire as REC_UNBLOCK.
+fn check_lists(steps: &[(u64, Step)]) -> Result<(), TestCaseError> {
+    use memoria_core::batch::{self, BatchWriter, OutputReader};
+    let mut e = Engine::new(42);
+    let mut now_ms: i64 = 1_700_000_000_000;
+    let mut effects = Vec::new();
+    let mut run = |e: &mut Engine, b: &BatchWriter, now_ms: i64, seed: u64| {
+        let out = e.execute(&b.buf, now_ms * 1000, seed);
+        for rec in OutputReader::new(&out) {
+            effects.extend_from_slice(rec.effects);
+        }
+    };
+    for (i, (client, st)) in steps.iter().enumerate() {
+        let mut b = BatchWriter::new();
+        match st {
+            Step::Cmd(args) => {
+                b.begin(batch::REC_COMMAND, *client);
+                memoria_core::resp::encode_command(&mut b.buf, args);
+                b.end();
+            }
+            Step::Sleep(ms) => now_ms += ms,
+            // A tick also fires every client's deadline (blocked or not: harmless).
+            Step::Tick => {
+                b.record(batch::REC_TICK, 0, b"");
+                for c in 1..=3 {
+                    b.record(batch::REC_UNBLOCK, c, b"");
+                }
+            }
+        }
+        run(&mut e, &b, now_ms, i as u64);
+    }
+    let mut replica = Engine::new(99);
+    let applied = replica.apply(&effects, (now_ms + 1_000_000) * 1000);
+    prop_assert!(applied.is_ok(), "apply failed: {:?}", applied);
+    prop_assert_eq!(replica.digest(), e.digest(), "digest differs");
+    Ok(())
+}
+
 fn steps(cmd: BoxedStrategy<Vec<String>>) -> impl Strategy<Value = Vec<Step>> {
     let step = prop_oneof![8 => cmd.prop_map(Step::Cmd), 1 => (1i64..30).prop_map(Step::Sleep), 1 => Just(Step::Tick)];
     prop::collection::vec(step, 1..60)
@@ -260,4 +328,7 @@ proptest! {
 
     #[test]
     fn transactions(s in steps(multi_cmd().boxed())) { check(&s)?; }
+
+    #[test]
+    fn lists(s in steps(list_cmd().boxed()).prop_flat_map(|v| { let n = v.len(); (Just(v), prop::collection::vec(1u64..4, n)) }).prop_map(|(v, c)| c.into_iter().zip(v).collect::<Vec<_>>())) { check_lists(&s)?; }
 }

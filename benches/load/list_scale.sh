@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # List scaling, side by side: redis-server and `memoria up` on loopback, one list of N
 # elements (N = 1k, 100k, 1M by default) preloaded into both, then redis-benchmark runs of
-#   LINDEX l <rand>      (O(offset): walks whole nodes by their counts, then one node)
-#   LRANGE l 0 9         (O(10) at the head)
-#   LRANGE l -10 -1      (O(10) at the tail)
-#   RPOPLPUSH l l        (O(1): rotates the list, so its length stays N)
+#   LINDEX l N/2           (O(offset): walks whole nodes by their counts, then one node)
+#   LRANGE l N/2 N/2+9     (O(offset + 10))
+#   LRANGE l 0 9           (O(10) at the head)
+#   RPOPLPUSH l l          (O(1): rotates the list, so its length stays N)
 # at one pipeline depth, alternating servers. Prints ops/s per size and server, the
 # Memoria/Redis ratio, and each server's slowdown from the smallest size: the head/tail
-# commands should stay flat from 1k to 1M, LINDEX at a random offset slows down on both.
+# commands should stay flat from 1k to 1M, the ones at the middle slow down on both.
 #
 #   benches/load/list_scale.sh                       # sizes 1000,100000,1000000; P=16
 #   benches/load/list_scale.sh -s 1000,1000000 -P 1 -n 200000 -k 3
@@ -95,7 +95,7 @@ bench() { # server size command...
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.0f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-names=("LINDEX rand" "LRANGE 0 9" "LRANGE -10 -1" "RPOPLPUSH l l")
+names=("LINDEX N/2" "LRANGE N/2 N/2+9" "LRANGE 0 9" "RPOPLPUSH l l")
 declare -A res
 IFS=, read -r -a size_list <<<"$sizes"
 for n in "${size_list[@]}"; do
@@ -115,12 +115,13 @@ for n in "${size_list[@]}"; do
     for ((k = 1; k <= repeats; k++)); do
         if (( k % 2 )); then order="redis memoria"; else order="memoria redis"; fi
         for s in $order; do
-            a=$(bench "$s" "$n" LINDEX l __rand_int__)
-            b=$(bench "$s" "$n" LRANGE l 0 9)
-            c=$(bench "$s" "$n" LRANGE l -10 -1)
+            mid=$((n / 2))
+            a=$(bench "$s" "$n" LINDEX l "$mid")
+            b=$(bench "$s" "$n" LRANGE l "$mid" "$((mid + 9))")
+            c=$(bench "$s" "$n" LRANGE l 0 9)
             d=$(bench "$s" "$n" RPOPLPUSH l l)
             res[$s,$n,0]+="$a "; res[$s,$n,1]+="$b "; res[$s,$n,2]+="$c "; res[$s,$n,3]+="$d "
-            printf 'run %d/%d %-7s N=%-8s LINDEX %s  LRANGE-head %s  LRANGE-tail %s  RPOPLPUSH %s ops/s\n' "$k" "$repeats" "$s" "$n" "$a" "$b" "$c" "$d" >&2
+            printf 'run %d/%d %-7s N=%-8s LINDEX-mid %s  LRANGE-mid %s  LRANGE-head %s  RPOPLPUSH %s ops/s\n' "$k" "$repeats" "$s" "$n" "$a" "$b" "$c" "$d" >&2
         done
     done
 done

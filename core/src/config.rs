@@ -139,6 +139,8 @@ pub struct Config {
     pub list_max_listpack_size: i64,
     pub proto_max_bulk_len: usize,
     pub notify_flags: u32,
+    pub stream_node_max_bytes: u64,
+    pub stream_node_max_entries: i64,
 }
 
 impl Default for Config {
@@ -157,6 +159,8 @@ impl Default for Config {
             list_max_listpack_size: -2,
             proto_max_bulk_len: 512 << 20,
             notify_flags: 0,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
         };
         c.refresh();
         c
@@ -276,6 +280,8 @@ impl Config {
         self.list_max_listpack_size = self.num("list-max-listpack-size");
         self.proto_max_bulk_len = self.num("proto-max-bulk-len") as usize;
         self.notify_flags = parse_notify(self.value("notify-keyspace-events").unwrap_or("")).unwrap_or(0);
+        self.stream_node_max_bytes = self.num("stream-node-max-bytes") as u64;
+        self.stream_node_max_entries = self.num("stream-node-max-entries");
     }
 
     pub fn policy_name(&self) -> &str {

@@ -23,6 +23,7 @@ pub mod object;
 pub mod reply;
 pub mod resp;
 pub mod snapshot;
+pub mod stream;
 pub mod table;
 pub mod util;
 pub mod zskiplist;
@@ -40,6 +41,7 @@ pub mod t_hash;
 pub mod t_hll;
 pub mod t_set;
 pub mod t_list;
+pub mod t_stream;
 pub mod t_string;
 pub mod t_zset;
 

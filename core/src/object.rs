@@ -19,6 +19,7 @@ pub enum Value {
     Set(SetValue),
     Zset(ZsetValue),
     List(Box<crate::t_list::ListValue>),
+    Stream(Box<crate::stream::Stream>),
 }
 
 /// A key's value plus its metadata.
@@ -42,6 +43,7 @@ pub enum Kind {
     Set,
     Zset,
     List,
+    Stream,
 }
 
 impl Kind {
@@ -52,6 +54,7 @@ impl Kind {
             Kind::Set => "set",
             Kind::Zset => "zset",
             Kind::List => "list",
+            Kind::Stream => "stream",
         }
     }
     pub fn code(self) -> u8 {
@@ -61,6 +64,7 @@ impl Kind {
             Kind::Set => 2,
             Kind::Zset => 3,
             Kind::List => 1,
+            Kind::Stream => 6,
         }
     }
 }
@@ -83,6 +87,7 @@ impl Value {
             Value::Set(_) => Kind::Set,
             Value::Zset(_) => Kind::Zset,
             Value::List(_) => Kind::List,
+            Value::Stream(_) => Kind::Stream,
         }
     }
 
@@ -96,6 +101,7 @@ impl Value {
             Value::Zset(z) => z.encoding(),
             // Redis 7.0 stores every list as a quicklist (listpack lists came in 7.2).
             Value::List(_) => "quicklist",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -130,6 +136,7 @@ impl Value {
             Value::Set(s) => Value::Set(s.duplicate(seed)),
             Value::Zset(z) => Value::Zset(z.duplicate(seed)),
             Value::List(l) => Value::List(Box::new(l.duplicate())),
+            Value::Stream(s) => Value::Stream(Box::new(s.duplicate())),
         }
     }
 }

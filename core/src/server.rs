@@ -408,7 +408,7 @@ pub fn command_getkeys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.err("ERR Invalid number of arguments specified for command");
     }
     let mut idx = Vec::new();
-    cmd.key_indexes(args.len(), &mut idx);
+    cmd.key_indexes_argv(args, &mut idx);
     if idx.is_empty() {
         return ctx.err("ERR The command has no key arguments");
     }

@@ -8,6 +8,7 @@
 //!   type 0x12 Set: encoding u8 (0 intset, 1 table) | n u32 | n × (len u32 | member)
 //!   type 0x13 Zset: encoding u8 (0 listpack, 1 skiplist) | n u32 | n × (len u32 | member, score f64 LE), ascending
 //!   type 0x11 List: n u32 | n × (len u32 | element), head first
+//!   type 0x16 Stream: len u32 | payload (see `stream::encode`)
 //! The chunk envelope (version, checksum) is the snapshot writer's job.
 
 use alloc::string::String;
@@ -45,6 +46,12 @@ fn encode_value(out: &mut Vec<u8>, v: &Value) {
         Value::Raw(s) => {
             out.push(2);
             put_bytes(out, s);
+        }
+        Value::Stream(st) => {
+            out.push(0x16);
+            let mut payload = Vec::new();
+            crate::stream::encode(&mut payload, st);
+            put_bytes(out, &payload);
         }
         Value::Hash(h) => {
             out.push(4);
@@ -230,6 +237,10 @@ impl Engine {
                     }
                     Value::List(alloc::boxed::Box::new(l))
                 }
+                0x16 => match crate::stream::decode(c.bytes()?) {
+                    Ok(st) => Value::Stream(alloc::boxed::Box::new(st)),
+                    Err(e) => return Err(alloc::format!("{} at byte {}", e, ty_pos)),
+                },
                 t => return Err(alloc::format!("unknown value type {} at byte {}", t, ty_pos)),
             };
             let d = &mut self.st.dbs[db];
@@ -297,6 +308,7 @@ impl Engine {
                         });
                         rec.extend_from_slice(&h.digest128().to_le_bytes());
                     }
+                    Value::Stream(st) => rec.extend_from_slice(&crate::stream::digest(st).to_le_bytes()),
                     v => put_bytes(&mut rec, &v.string_bytes().unwrap_or_default()),
                 }
                 total = total.wrapping_add(xxh3_128(&rec));

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_string as string, t_zset as zset};
+use crate::{cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_stream as stream, t_string as string, t_zset as zset};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -93,6 +93,14 @@ impl CommandSpec {
             i += step;
         }
     }
+    /// Key positions for commands whose keys depend on the arguments (Redis's
+    /// movablekeys); the fixed first/last/step otherwise.
+    pub fn key_indexes_argv(&self, argv: &[&[u8]], out: &mut Vec<usize>) {
+        match self.name {
+            "xread" | "xreadgroup" => stream::stream_keys(argv, out),
+            _ => self.key_indexes(argv.len(), out),
+        }
+    }
     /// Categories reported by COMMAND INFO / used by ACL (`@read`, `@write`…).
     pub fn acl_categories(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
@@ -106,6 +114,7 @@ impl CommandSpec {
                 "hyperloglog" => "@hyperloglog",
                 "sorted-set" => "@sortedset",
                 "list" => "@list",
+                "stream" => "@stream",
                 "transactions" => "@transaction",
                 _ => "@keyspace",
             });
@@ -243,6 +252,22 @@ pub static PUBSUB_SUBCOMMANDS: [CommandSpec; 6] = [
 /// Subscribing changes only the connection's state; PUBLISH is not a write (pub/sub is
 /// node-local and never logged).
 const SUB: u32 = PUBSUB | NOSCRIPT | LOADING | STALE | CONNECTION;
+
+pub static XGROUP_SUBCOMMANDS: [CommandSpec; 6] = [
+    cmd!("xgroup|create", -5, WD, (2, 2, 1), "stream", "5.0.0", "Create a consumer group.", stream::xgroup_create),
+    cmd!("xgroup|setid", -5, W, (2, 2, 1), "stream", "5.0.0", "Set a consumer group to an arbitrary last delivered ID value.", stream::xgroup_setid),
+    cmd!("xgroup|destroy", 4, W, (2, 2, 1), "stream", "5.0.0", "Destroy a consumer group.", stream::xgroup_destroy),
+    cmd!("xgroup|createconsumer", 5, WD, (2, 2, 1), "stream", "6.2.0", "Create a consumer in a consumer group.", stream::xgroup_createconsumer),
+    cmd!("xgroup|delconsumer", 5, W, (2, 2, 1), "stream", "5.0.0", "Delete a consumer from a consumer group.", stream::xgroup_delconsumer),
+    cmd!("xgroup|help", 2, LOADING | STALE, NK, "stream", "5.0.0", "Show helpful text about the different subcommands", stream::xgroup_help),
+];
+
+pub static XINFO_SUBCOMMANDS: [CommandSpec; 4] = [
+    cmd!("xinfo|stream", -3, R, (2, 2, 1), "stream", "5.0.0", "Get information about a stream", stream::xinfo_stream),
+    cmd!("xinfo|groups", 3, R, (2, 2, 1), "stream", "5.0.0", "List the consumer groups of a stream", stream::xinfo_groups),
+    cmd!("xinfo|consumers", 4, R, (2, 2, 1), "stream", "5.0.0", "List the consumers in a consumer group", stream::xinfo_consumers),
+    cmd!("xinfo|help", 2, LOADING | STALE, NK, "stream", "5.0.0", "Show helpful text about the different subcommands", stream::xinfo_help),
+];
 
 pub static COMMANDS: &[CommandSpec] = &[
     // connection
@@ -429,6 +454,22 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("blmove", 6, WD | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", list::blmove),
     cmd!("brpoplpush", 4, WD | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", list::brpoplpush),
     cmd!("blmpop", -5, W | BLOCKING, (3, -2, 1), "list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", list::blmpop),
+    // streams
+    cmd!("xadd", -5, WDF, K1, "stream", "5.0.0", "Appends a new entry to a stream", stream::xadd),
+    cmd!("xrange", -4, R, K1, "stream", "5.0.0", "Return a range of elements in a stream, with IDs matching the specified IDs interval", stream::xrange),
+    cmd!("xrevrange", -4, R, K1, "stream", "5.0.0", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", stream::xrevrange),
+    cmd!("xlen", 2, RF, K1, "stream", "5.0.0", "Return the number of entries in a stream", stream::xlen),
+    cmd!("xdel", -3, WF, K1, "stream", "5.0.0", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", stream::xdel),
+    cmd!("xtrim", -4, W, K1, "stream", "5.0.0", "Trims the stream to (approximately if '~' is passed) a certain size", stream::xtrim),
+    cmd!("xread", -4, R, NK, "stream", "5.0.0", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", stream::xread),
+    cmd!("xreadgroup", -7, W, NK, "stream", "5.0.0", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", stream::xreadgroup),
+    cmd!("xack", -4, WF, K1, "stream", "5.0.0", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", stream::xack),
+    cmd!("xpending", -3, R, K1, "stream", "5.0.0", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", stream::xpending),
+    cmd!("xclaim", -6, WF, K1, "stream", "5.0.0", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", stream::xclaim),
+    cmd!("xautoclaim", -6, WF, K1, "stream", "6.2.0", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", stream::xautoclaim),
+    cmd!("xsetid", -3, WDF, K1, "stream", "5.0.0", "An internal command for replicating stream values", stream::xsetid),
+    container!("xgroup", -2, "stream", "5.0.0", "A container for consumer groups commands", &XGROUP_SUBCOMMANDS),
+    container!("xinfo", -2, "stream", "5.0.0", "A container for stream introspection commands", &XINFO_SUBCOMMANDS),
     // transactions
     cmd!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
     cmd!("exec", 1, NOSCRIPT | LOADING | STALE, NK, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),

@@ -192,6 +192,81 @@ fn key_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
+fn stream_id() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => (0u64..40, 0u64..3).prop_map(|(m, q)| format!("{m}-{q}")),
+        1 => (0u64..40).prop_map(|m| format!("{m}-*")),
+        1 => Just("*".to_string()),
+    ]
+}
+fn stream_key() -> impl Strategy<Value = String> {
+    prop::sample::select(&["s", "t"][..]).prop_map(String::from)
+}
+fn stream_group() -> impl Strategy<Value = String> {
+    prop::sample::select(&["g1", "g2"][..]).prop_map(String::from)
+}
+fn stream_consumer() -> impl Strategy<Value = String> {
+    prop::sample::select(&["c1", "c2", "c3"][..]).prop_map(String::from)
+}
+
+fn stream_cmd() -> impl Strategy<Value = Vec<String>> {
+    let trim = prop_oneof![
+        Just(vec![]),
+        (prop::sample::select(&["~", "="][..]), 0u64..6).prop_map(|(a, n)| vec!["MAXLEN".into(), a.into(), n.to_string()]),
+        (prop::sample::select(&["~", "="][..]), 0u64..30).prop_map(|(a, n)| vec!["MINID".into(), a.into(), n.to_string()]),
+        (0u64..6, 1u64..4).prop_map(|(n, l)| vec!["MAXLEN".into(), "~".into(), n.to_string(), "LIMIT".into(), l.to_string()]),
+    ];
+    prop_oneof![
+        6 => (stream_key(), trim, stream_id(), field(), small_val()).prop_map(|(k, t, id, f, v)| {
+            let mut c = vec!["XADD".to_string(), k];
+            c.extend(t);
+            c.extend([id, f, v]);
+            c
+        }),
+        2 => (stream_key(), (0u64..40, 0u64..3).prop_map(|(m, q)| format!("{m}-{q}"))).prop_map(|(k, id)| vec!["XDEL".into(), k, id]),
+        1 => (stream_key(), prop::sample::select(&["~", "="][..]), 0u64..5).prop_map(|(k, a, n)| vec!["XTRIM".into(), k, "MAXLEN".into(), a.into(), n.to_string()]),
+        1 => (stream_key(), prop::sample::select(&["~", "="][..]), 0u64..30).prop_map(|(k, a, n)| vec!["XTRIM".into(), k, "MINID".into(), a.into(), n.to_string()]),
+        2 => (stream_key(), stream_group(), prop::sample::select(&["$", "0", "5"][..])).prop_map(|(k, g, id)| vec!["XGROUP".into(), "CREATE".into(), k, g, id.into(), "MKSTREAM".into()]),
+        1 => (stream_key(), stream_group(), prop::sample::select(&["$", "0", "7-0"][..])).prop_map(|(k, g, id)| vec!["XGROUP".into(), "SETID".into(), k, g, id.into()]),
+        1 => (stream_key(), stream_group()).prop_map(|(k, g)| vec!["XGROUP".into(), "DESTROY".into(), k, g]),
+        1 => (stream_key(), stream_group(), stream_consumer(), prop::sample::select(&["CREATECONSUMER", "DELCONSUMER"][..])).prop_map(|(k, g, c, s)| vec!["XGROUP".into(), s.into(), k, g, c]),
+        5 => (stream_key(), stream_group(), stream_consumer(), prop::sample::select(&[">", ">", "0", "5-0"][..]), prop::sample::select(&["", "NOACK", "COUNT"][..])).prop_map(|(k, g, c, id, o)| {
+            let mut v = vec!["XREADGROUP".to_string(), "GROUP".into(), g, c];
+            match o {
+                "NOACK" => v.push("NOACK".into()),
+                "COUNT" => v.extend(["COUNT".to_string(), "2".into()]),
+                _ => {}
+            }
+            v.extend(["STREAMS".to_string(), k, id.into()]);
+            v
+        }),
+        2 => (stream_key(), stream_group(), (0u64..40, 0u64..3).prop_map(|(m, q)| format!("{m}-{q}"))).prop_map(|(k, g, id)| vec!["XACK".into(), k, g, id]),
+        3 => (stream_key(), stream_group(), stream_consumer(), prop::sample::select(&["0", "10", "100000"][..]), (0u64..40, 0u64..3).prop_map(|(m, q)| format!("{m}-{q}")), prop::sample::select(&["", "FORCE", "JUSTID", "IDLE", "RETRYCOUNT", "LASTID"][..])).prop_map(|(k, g, c, idle, id, o)| {
+            let mut v = vec!["XCLAIM".to_string(), k, g, c, idle.into(), id];
+            match o {
+                "IDLE" => v.extend(["IDLE".to_string(), "5".into()]),
+                "RETRYCOUNT" => v.extend(["RETRYCOUNT".to_string(), "7".into()]),
+                "LASTID" => v.extend(["LASTID".to_string(), "30-0".into()]),
+                "" => {}
+                o => v.push(o.into()),
+            }
+            v
+        }),
+        2 => (stream_key(), stream_group(), stream_consumer(), prop::sample::select(&["0", "10"][..]), prop::sample::select(&["", "JUSTID"][..])).prop_map(|(k, g, c, idle, o)| {
+            let mut v = vec!["XAUTOCLAIM".to_string(), k, g, c, idle.into(), "0".into(), "COUNT".into(), "2".into()];
+            if !o.is_empty() {
+                v.push(o.into());
+            }
+            v
+        }),
+        1 => (stream_key(), (0u64..60)).prop_map(|(k, m)| vec!["XSETID".into(), k, format!("{m}-0")]),
+        1 => stream_key().prop_map(|k| vec!["XINFO".into(), "STREAM".into(), k, "FULL".into()]),
+        1 => (stream_key(), stream_key()).prop_map(|(a, b)| vec!["COPY".into(), a, b, "REPLACE".into()]),
+        1 => (stream_key(), 1i64..40).prop_map(|(k, n)| vec!["PEXPIRE".into(), k, n.to_string()]),
+        1 => prop::sample::select(&["2", "3", "100"][..]).prop_map(|n| vec!["CONFIG".into(), "SET".into(), "stream-node-max-entries".into(), n.into()]),
+    ]
+}
+
 fn multi_cmd() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
         Just(vec!["MULTI".to_string()]),
@@ -331,4 +406,7 @@ proptest! {
 
     #[test]
     fn lists(s in steps(list_cmd().boxed()).prop_flat_map(|v| { let n = v.len(); (Just(v), prop::collection::vec(1u64..4, n)) }).prop_map(|(v, c)| c.into_iter().zip(v).collect::<Vec<_>>())) { check_lists(&s)?; }
+
+    #[test]
+    fn streams(s in steps(stream_cmd().boxed())) { check(&s)?; }
 }

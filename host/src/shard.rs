@@ -773,7 +773,7 @@ impl Shard {
             return self.tracker.need_all();
         }
         let mut idx = Vec::new();
-        spec.key_indexes(argv.len(), &mut idx);
+        spec.key_indexes_argv(&argv, &mut idx);
         self.tracker.need_for(idx.iter().map(|&i| argv[i]))
     }
 
@@ -788,7 +788,7 @@ impl Shard {
             let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
             let Some(spec) = self.index.resolve(&argv) else { continue };
             let mut idx = Vec::new();
-            spec.key_indexes(argv.len(), &mut idx);
+            spec.key_indexes_argv(&argv, &mut idx);
             for i in idx {
                 self.tracker.record(seq, argv[i]);
             }

@@ -36,6 +36,9 @@ pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
     ("the HELLO reply in the pub/sub family", "it carries the connection id; the family only checks that HELLO succeeded"),
     ("pub/sub messages to the client running EXEC", "Redis 7.0 writes them inside the EXEC reply array (between its elements); Memoria writes them before the whole reply; not generated (the pub/sub family has no MULTI)"),
     ("COMMAND INFO/GETKEYS of LMPOP and BLMPOP", "Redis marks them movablekeys with no fixed key span; Memoria lists every argument that may be a key, so the host's key tracker holds their replies behind pending writes of those keys; not generated"),
+    ("XADD with `*` (ids from the clock)", "each server's clock makes its own id; generated only on key `sauto`, XADD's reply compared by shape (`<ms>-<seq>`), reads of `sauto` by entry count"),
+    ("XPENDING idle times, XINFO CONSUMERS idle, XINFO STREAM FULL delivery and seen times", "the servers run each command at slightly different instants: idle times compared by class (below 50 s, below 10^9 ms, above), absolute times (> 10^12 ms) as a placeholder; min-idle arguments are 0 or far from any reachable idle time"),
+    ("XAUTOCLAIM COUNT too high for memory", "Redis answers 'Insufficient memory' when allocating COUNT ids fails on its machine; Memoria when COUNT exceeds 2^28 (4 GiB of ids); not generated between the two"),
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -155,6 +158,32 @@ fn normalize(cmd: &[Vec<u8>], mut v: V) -> V {
                 }
             }
         }
+        "xadd" if cmd.get(1).is_some_and(|k| k == b"sauto") => {
+            if let V::Bulk(Some(id)) = &v {
+                let t = String::from_utf8_lossy(id);
+                let shape = t.split_once('-').is_some_and(|(a, b)| a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok());
+                v = V::Simple(if shape { b"<id>".to_vec() } else { id.clone() });
+            }
+        }
+        "xrange" | "xrevrange" if cmd.get(1).is_some_and(|k| k == b"sauto") => {
+            if let V::Arr(Some(items)) = &v {
+                v = V::Simple(format!("<{} entries>", items.len()).into_bytes());
+            }
+        }
+        "xpending" => {
+            if let V::Arr(Some(items)) = &mut v {
+                for it in items.iter_mut() {
+                    if let V::Arr(Some(e)) = it {
+                        if e.len() == 4 {
+                            if let V::Int(n) = e[2] {
+                                e[2] = V::Simple(idle_class(n).into());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        "xinfo" => normalize_xinfo(&mut v, false),
         "pttl" | "pexpiretime" | "expiretime" => {
             if let V::Int(n) = v {
                 v = V::Int(if n > 0 { 1 } else { n });
@@ -169,6 +198,32 @@ fn normalize(cmd: &[Vec<u8>], mut v: V) -> V {
 /// what random replies are compared by).
 fn zset_member_known(m: &[u8]) -> bool {
     ZMEMBERS.contains(&std::str::from_utf8(m).unwrap_or("\u{0}")) || m.starts_with(b"mem") || (!m.is_empty() && m.iter().all(|&c| c == b'x')) || std::str::from_utf8(m).is_ok_and(|t| t.parse::<f64>().is_ok() || t == "inf" || t == "-inf")
+}
+
+fn idle_class(n: i64) -> &'static str {
+    if n < 50_000 {
+        "<idle below 50s>"
+    } else if n < 1_000_000_000 {
+        "<idle below 1e9>"
+    } else {
+        "<idle above 1e9>"
+    }
+}
+
+/// XINFO: `idle` values by class, absolute times (> 10^12 ms) as a placeholder.
+fn normalize_xinfo(v: &mut V, after_idle: bool) {
+    match v {
+        V::Int(n) if after_idle => *v = V::Simple(idle_class(*n).into()),
+        V::Int(n) if *n > 1_000_000_000_000 => *v = V::Simple(b"<time>".to_vec()),
+        V::Arr(Some(items)) => {
+            let mut prev_idle = false;
+            for it in items.iter_mut() {
+                normalize_xinfo(it, prev_idle);
+                prev_idle = matches!(it, V::Bulk(Some(b)) if b == b"idle");
+            }
+        }
+        _ => {}
+    }
 }
 
 /// One redis-server and one Memoria per test (not in a static: statics are never
@@ -190,6 +245,7 @@ fn run_case(s: &Servers, steps: &[Step]) -> Result<(), TestCaseError> {
         c.cmd(&["CONFIG", "SET", "set-max-intset-entries", "512", "hll-sparse-max-bytes", "3000"]);
         c.cmd(&["CONFIG", "SET", "zset-max-listpack-entries", "128", "zset-max-listpack-value", "64"]);
         c.cmd(&["CONFIG", "SET", "list-max-listpack-size", "-2"]);
+        c.cmd(&["CONFIG", "SET", "stream-node-max-entries", "100", "stream-node-max-bytes", "4096"]);
     }
     let mut log = Vec::new();
     for (who, cmd) in steps {
@@ -716,6 +772,149 @@ fn zset_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
     .boxed()
 }
 
+fn skey() -> BoxedStrategy<Vec<u8>> {
+    pick(&["s1", "s1", "s2", "k1"])
+}
+fn sid() -> BoxedStrategy<Vec<u8>> {
+    prop_oneof![
+        4 => (0u64..6, 0u64..3).prop_map(|(m, q)| s(&format!("{m}-{q}"))),
+        1 => (0u64..6).prop_map(|m| s(&m.to_string())),
+        1 => (0u64..6).prop_map(|m| s(&format!("{m}-*"))),
+        1 => pick(&["0-0", "-", "+", "$", ">", "x", "18446744073709551615-18446744073709551615", "(1-1", "(3", "0-1", "07", "3-", "-3"]),
+    ]
+    .boxed()
+}
+fn range_id() -> BoxedStrategy<Vec<u8>> {
+    prop_oneof![
+        2 => pick(&["-", "+", "(2-1", "(0", "(+", "(18446744073709551615-18446744073709551615", "(0-0", "x", "2", "4-1"]),
+        2 => (0u64..6, 0u64..3).prop_map(|(m, q)| s(&format!("{m}-{q}"))),
+    ]
+    .boxed()
+}
+fn sfield() -> BoxedStrategy<Vec<u8>> {
+    pick(&["f1", "f2", "a", "12", ""])
+}
+fn svalue() -> BoxedStrategy<Vec<u8>> {
+    prop_oneof![
+        3 => pick(&["v", "1", "-5", "300", "hello", "", "70000", "9223372036854775807", "007"]),
+        1 => (1usize..90).prop_map(|n| vec![b'y'; n]),
+    ]
+    .boxed()
+}
+fn sfields() -> BoxedStrategy<Vec<Vec<u8>>> {
+    prop::collection::vec((sfield(), svalue()), 1..3).prop_map(|v| v.into_iter().flat_map(|(a, b)| [a, b]).collect()).boxed()
+}
+fn trim_opts() -> BoxedStrategy<Vec<Vec<u8>>> {
+    let strat = prop_oneof![
+        (pick(&["MAXLEN", "maxlen"]), pick(&["", "~", "="]), pick(&["0", "1", "2", "5", "-1", "x"])).prop_map(|(a, b, c)| if b.is_empty() { vec![a, c] } else { vec![a, b, c] }),
+        (pick(&["MINID", "minid"]), pick(&["", "~", "="]), pick(&["0", "2", "3-1", "5", "+", "x"])).prop_map(|(a, b, c)| if b.is_empty() { vec![a, c] } else { vec![a, b, c] }),
+    ];
+    let limit = prop_oneof![3 => Just(vec![]), 1 => pick(&["0", "1", "3", "-1"]).prop_map(|n| vec![s("LIMIT"), n])];
+    (strat, limit).prop_map(|(mut a, b)| {
+        a.extend(b);
+        a
+    })
+    .boxed()
+}
+fn group() -> BoxedStrategy<Vec<u8>> {
+    pick(&["g1", "g1", "g2"])
+}
+fn consumer() -> BoxedStrategy<Vec<u8>> {
+    pick(&["c1", "c2", "c3"])
+}
+fn min_idle() -> BoxedStrategy<Vec<u8>> {
+    // Far from reachable idle times (a run lasts well under 50 s).
+    pick(&["0", "0", "50000", "10000000000000", "-5", "x"])
+}
+
+fn stream_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
+    let xadd = (skey(), prop::collection::vec(prop_oneof![4 => Just(vec![]), 1 => Just(vec![s("NOMKSTREAM")]), 2 => trim_opts()], 1..2), sid(), sfields())
+        .prop_map(|(k, opts, id, f)| {
+            let mut v = vec![s("XADD"), k];
+            v.extend(opts.into_iter().flatten());
+            v.push(id);
+            v.extend(f);
+            v
+        })
+        .boxed();
+    let ascending = (skey(), 0u64..8, 0u64..3, sfields())
+        .prop_map(|(k, m, q, f)| {
+            let mut v = vec![s("XADD"), k, s(&format!("{}-{}", m * 10 + 10, q))];
+            v.extend(f);
+            v
+        })
+        .boxed();
+    let xread = (prop::collection::vec(prop_oneof![pick(&["COUNT"]).prop_map(|c| vec![c, s("1")]), Just(vec![s("COUNT"), s("-1")]), Just(vec![s("BLOCK"), s("1")])], 0..2), 1usize..3, sid(), sid())
+        .prop_map(|(opts, n, a, b)| {
+            let mut v = vec![s("XREAD")];
+            v.extend(opts.into_iter().flatten());
+            v.push(s("STREAMS"));
+            v.extend([s("s1"), s("s2")].into_iter().take(n));
+            v.extend([a, b].into_iter().take(n));
+            v
+        })
+        .boxed();
+    let xreadgroup = (group(), consumer(), prop::collection::vec(pick(&["COUNT 1", "COUNT 2", "NOACK", "BLOCK 1", "COUNT 0"]), 0..2), skey(), prop_oneof![4 => Just(s(">")), 1 => Just(s("0")), 1 => sid()])
+        .prop_map(|(g, c, opts, k, id)| {
+            let mut v = vec![s("XREADGROUP"), s("GROUP"), g, c];
+            for o in opts {
+                v.extend(o.split(|&b| b == b' ').map(|x| x.to_vec()));
+            }
+            v.extend([s("STREAMS"), k, id]);
+            v
+        })
+        .boxed();
+    let claim_opts = prop::collection::vec(
+        prop_oneof![
+            pick(&["FORCE", "JUSTID", "BOGUS"]).prop_map(|o| vec![o]),
+            (pick(&["IDLE", "TIME", "RETRYCOUNT", "LASTID"]), pick(&["0", "100000", "1", "99999999999999", "5", "3-0", "x", "-1"])).prop_map(|(a, b)| vec![a, b]),
+        ],
+        0..3,
+    )
+    .prop_map(|v| v.into_iter().flatten().collect::<Vec<_>>())
+    .boxed();
+    prop_oneof![
+        6 => xadd,
+        6 => ascending,
+        1 => cmd(vec![name("XADD"), skey(), sid()]),
+        1 => cmd(vec![name("XADD"), skey(), sid(), sfield()]),
+        1 => cmd(vec![name("XADD"), lit("sauto"), lit("*"), sfield(), svalue()]),
+        1 => cmd(vec![name("XRANGE"), lit("sauto"), lit("-"), lit("+")]),
+        2 => cmd(vec![name("XLEN"), skey()]),
+        3 => cmd(vec![name("XRANGE"), skey(), range_id(), range_id()]),
+        1 => cmd(vec![name("XRANGE"), skey(), range_id(), range_id(), lit("COUNT"), pick(&["0", "1", "2", "-1", "x"])]),
+        2 => cmd(vec![name("XREVRANGE"), skey(), range_id(), range_id()]),
+        1 => cmd(vec![name("XREVRANGE"), skey(), lit("+"), lit("-"), pick(&["COUNT", "LIMIT"]), pick(&["1", "3"])]),
+        2 => cmd(vec![name("XDEL"), skey(), sid(), sid()]),
+        2 => with_extra(cmd(vec![name("XTRIM"), skey()]), trim_opts()),
+        1 => cmd(vec![name("XTRIM"), skey(), pick(&["LIMIT", "BOGUS", "MAXLEN"]), pick(&["1", "~"])]),
+        3 => xread,
+        2 => with_extra(cmd(vec![name("XGROUP"), lit("CREATE"), skey(), group(), prop_oneof![Just(s("$")), Just(s("0")), sid()].boxed()]), prop::collection::vec(pick(&["MKSTREAM", "ENTRIESREAD", "3", "-1", "BAD"]), 0..3).boxed()),
+        1 => with_extra(cmd(vec![name("XGROUP"), lit("SETID"), skey(), group(), prop_oneof![Just(s("$")), sid()].boxed()]), prop_oneof![Just(vec![]), Just(vec![s("ENTRIESREAD"), s("2")]), Just(vec![s("ENTRIESREAD")])].boxed()),
+        1 => cmd(vec![name("XGROUP"), pick(&["DESTROY", "destroy"]), skey(), group()]),
+        1 => cmd(vec![name("XGROUP"), pick(&["CREATECONSUMER", "DELCONSUMER"]), skey(), group(), consumer()]),
+        1 => cmd(vec![name("XGROUP"), pick(&["HELP", "BOGUS", "CREATE"])]),
+        5 => xreadgroup,
+        2 => cmd(vec![name("XACK"), skey(), group(), sid(), sid()]),
+        2 => cmd(vec![name("XPENDING"), skey(), group()]),
+        2 => with_extra(cmd(vec![name("XPENDING"), skey(), group(), range_id(), range_id(), pick(&["10", "1", "0", "-1", "x"])]), prop_oneof![Just(vec![]), consumer().prop_map(|c| vec![c])].boxed()),
+        1 => cmd(vec![name("XPENDING"), skey(), group(), lit("IDLE"), min_idle(), lit("-"), lit("+"), lit("10")]),
+        3 => with_extra(cmd(vec![name("XCLAIM"), skey(), group(), consumer(), min_idle(), sid()]), claim_opts),
+        2 => with_extra(cmd(vec![name("XAUTOCLAIM"), skey(), group(), consumer(), min_idle(), range_id()]), prop_oneof![Just(vec![]), Just(vec![s("COUNT"), s("1")]), Just(vec![s("COUNT"), s("0")]), Just(vec![s("JUSTID")]), Just(vec![s("COUNT"), s("2"), s("JUSTID")])].boxed()),
+        2 => with_extra(cmd(vec![name("XINFO"), lit("STREAM"), skey()]), prop_oneof![3 => Just(vec![]), 1 => Just(vec![s("FULL")]), 1 => Just(vec![s("FULL"), s("COUNT"), s("1")]), 1 => Just(vec![s("BOGUS")])].boxed()),
+        1 => cmd(vec![name("XINFO"), lit("GROUPS"), skey()]),
+        1 => cmd(vec![name("XINFO"), lit("CONSUMERS"), skey(), group()]),
+        1 => with_extra(cmd(vec![name("XSETID"), skey(), sid()]), prop_oneof![Just(vec![]), Just(vec![s("ENTRIESADDED"), s("50")]), Just(vec![s("MAXDELETEDID"), s("2-0")]), Just(vec![s("ENTRIESADDED"), s("-1")])].boxed()),
+        1 => cmd(vec![name("CONFIG"), lit("SET"), pick(&["stream-node-max-entries", "stream-node-max-bytes"]), pick(&["2", "3", "60", "100", "4096"])]),
+        1 => cmd(vec![name("TYPE"), skey()]),
+        1 => cmd(vec![name("OBJECT"), lit("ENCODING"), skey()]),
+        1 => cmd(vec![name("SET"), lit("k1"), lit("v")]),
+        1 => cmd(vec![name("DEL"), skey()]),
+        1 => cmd(vec![name("COPY"), lit("s1"), lit("s2")]),
+    ]
+    .boxed()
+}
+
 fn lkey() -> BoxedStrategy<Vec<u8>> {
     pick(&["l1", "l2", "l3", "k1"])
 }
@@ -1086,4 +1285,36 @@ fn pubsub() {
     if let Err(e) = result {
         panic!("{e}");
     }
+}
+
+#[test]
+fn streams() {
+    run_family(prop::collection::vec(stream_cmds().prop_map(|c| (0u8, c)), 1..40).boxed());
+}
+
+/// Streams with consumer groups already in play: entries over several nodes, two groups,
+/// some deliveries pending.
+#[test]
+fn stream_groups() {
+    let setup: Vec<Step> = [
+        "CONFIG SET stream-node-max-entries 3",
+        "XADD s1 10-0 f1 v",
+        "XADD s1 20-0 f1 w",
+        "XADD s1 30-0 f2 x",
+        "XADD s1 40-0 f1 7",
+        "XADD s1 50-0 f1 v f2 y",
+        "XGROUP CREATE s1 g1 0",
+        "XGROUP CREATE s1 g2 $",
+        "XREADGROUP GROUP g1 c1 COUNT 2 STREAMS s1 >",
+        "XREADGROUP GROUP g1 c2 COUNT 1 STREAMS s1 >",
+    ]
+    .iter()
+    .map(|l| (0u8, l.split(' ').map(s).collect()))
+    .collect();
+    let strategy = prop::collection::vec(stream_cmds().prop_map(|c| (0u8, c)), 1..40).prop_map(move |tail| {
+        let mut v = setup.clone();
+        v.extend(tail);
+        v
+    });
+    run_family(strategy.boxed());
 }

@@ -28,7 +28,13 @@ fn start_single(dir: &std::path::Path, port: u16) -> Node {
 }
 
 fn start_with(dir: &std::path::Path, port: u16, extra: &[&str]) -> Node {
-    let base = common::free_port();
+    // Two nodes listen on base and base + 1: both must be free.
+    let base = loop {
+        let b = common::free_port();
+        if b < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", b + 1)).is_ok() {
+            break b;
+        }
+    };
     let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
         .args(["up", "--port", &port.to_string(), "--node-port-base", &base.to_string()])
         .args(extra)

@@ -134,14 +134,12 @@ fn main() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let (primary, replica) = loop {
         let text = std::fs::read_to_string(&cluster).unwrap_or_default();
-        let roles: Vec<(u16, String)> = text
-            .split("\"name\"")
-            .skip(1)
-            .filter_map(|n| {
-                let port = n.split("\"port\": ").nth(1)?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
-                let role = n.split("\"role\": \"").nth(1)?.split('"').next()?.to_string();
-                Some((port, role))
-            })
+        let file: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let roles: Vec<(u16, String)> = file["nodes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|n| Some((n["port"].as_u64()? as u16, n["role"].as_str()?.to_string())))
             .collect();
         let p = roles.iter().find(|(_, r)| r == "primary").map(|x| x.0);
         let r = roles.iter().find(|(_, r)| r == "replica").map(|x| x.0);

@@ -124,7 +124,8 @@ pub fn parse_timeout_ms(ctx: &mut Ctx<'_>, arg: &[u8]) -> Option<i64> {
     deadline_from_ms(ctx, ms)
 }
 
-fn deadline_from_ms(ctx: &mut Ctx<'_>, ms: i64) -> Option<i64> {
+/// An absolute deadline `ms` from now (0 = block forever), or None after the error reply.
+pub fn deadline_from_ms(ctx: &mut Ctx<'_>, ms: i64) -> Option<i64> {
     if ms < 0 {
         ctx.err("ERR timeout is negative");
         return None;

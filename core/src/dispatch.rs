@@ -93,7 +93,7 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if ctx.st.replica_mode && !ctx.st.applying && cmd.is_write() {
         // Cluster mode sends a keyed write to the primary, as a Redis Cluster replica does.
         let mut keys = Vec::new();
-        cmd.key_indexes(argv.len(), &mut keys);
+        cmd.key_indexes_argv(argv, &mut keys);
         if let (Some(&k), true) = (keys.first(), crate::cluster::enabled(ctx))
             && let Some(primary) = crate::cluster::primary_addr(ctx)
         {

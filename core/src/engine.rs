@@ -377,7 +377,7 @@ impl Engine {
                 continue;
             };
             idx.clear();
-            spec.key_indexes(argv.len(), &mut idx);
+            spec.key_indexes_argv(&argv, &mut idx);
             for &i in &idx {
                 self.st.blocking.signal(fx.db, argv[i]);
             }
@@ -388,10 +388,9 @@ impl Engine {
     /// handleClientsBlockedOnKeys); what a served command writes may ready more keys.
     fn serve_ready(&mut self, out: &mut Vec<u8>) {
         while let Some((db, key)) = self.st.blocking.next_ready() {
+            // A deleted key is offered too: a group reader learns its stream is gone
+            // (Redis's signalDeletedKeyAsReady); other waiters just keep their place.
             for id in self.st.blocking.waiters(db, &key) {
-                if !self.st.dbs[db as usize].keys.contains_key(&key) {
-                    break;
-                }
                 self.serve_waiter(id, &key, out);
             }
         }

@@ -40,6 +40,7 @@ pub mod t_bitmap;
 pub mod t_hash;
 pub mod t_hll;
 pub mod t_set;
+pub mod t_sort;
 pub mod t_list;
 pub mod t_stream;
 pub mod t_string;

@@ -410,6 +410,9 @@ pub fn command_getkeys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut idx = Vec::new();
     cmd.key_indexes_argv(args, &mut idx);
     if idx.is_empty() {
+        if cmd.movable_keys() {
+            return ctx.err("ERR Invalid arguments specified for command");
+        }
         return ctx.err("ERR The command has no key arguments");
     }
     ctx.reply.array(idx.len());

@@ -13,6 +13,7 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::object::Value;
 use crate::t_string::WRONGTYPE;
 use crate::util::eq_ic;
@@ -629,14 +630,31 @@ fn list_mut<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> &'c mut ListValue {
     }
 }
 
-/// After removing elements: deletes an emptied list, signals WATCHers.
-fn after_remove(ctx: &mut Ctx<'_>, key: &[u8]) {
+/// After removing elements: raises `event` (lpop, lrem…), then deletes an emptied list
+/// with its `del` event, as Redis orders them; signals WATCHers.
+fn after_remove(ctx: &mut Ctx<'_>, key: &[u8], event: &str) {
     let db = ctx.db();
+    ctx.notify(notify::LIST, event, key);
     if matches!(ctx.st.dbs[db].keys.get(key).map(|e| &e.val), Some(Value::List(l)) if l.is_empty())
     {
         ctx.st.dbs[db].remove(key);
+        ctx.notify(notify::GENERIC, "del", key);
     }
     ctx.st.touch_watched(db, key);
+}
+
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
+    }
+}
+
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
+    }
 }
 
 fn end_of(arg: &[u8]) -> Option<End> {
@@ -671,6 +689,7 @@ fn push_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], end: End, only_existing: bool
     let n = l.len();
     let db = ctx.db();
     ctx.st.touch_watched(db, argv[1]);
+    ctx.notify(notify::LIST, push_event(end), argv[1]);
     ctx.dirty += (argv.len() - 2) as u64;
     ctx.reply.int(n as i64);
 }
@@ -747,7 +766,7 @@ fn pop_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], end: End) {
             ctx.dirty += n as u64;
         }
     }
-    after_remove(ctx, argv[1]);
+    after_remove(ctx, argv[1], pop_event(end));
 }
 
 pub fn lpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -851,6 +870,7 @@ pub fn lset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     l.set(i as usize, argv[3], fill);
     let db = ctx.db();
     ctx.st.touch_watched(db, argv[1]);
+    ctx.notify(notify::LIST, "lset", argv[1]);
     ctx.dirty += 1;
     ctx.reply.ok();
 }
@@ -875,6 +895,7 @@ pub fn linsert(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let n = l.len();
     let db = ctx.db();
     ctx.st.touch_watched(db, argv[1]);
+    ctx.notify(notify::LIST, "linsert", argv[1]);
     ctx.dirty += 1;
     ctx.reply.int(n as i64);
 }
@@ -894,7 +915,7 @@ pub fn lrem(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         count < 0,
     );
     if removed > 0 {
-        after_remove(ctx, argv[1]);
+        after_remove(ctx, argv[1], "lrem");
         ctx.dirty += removed as u64;
     }
     ctx.reply.int(removed as i64);
@@ -921,7 +942,7 @@ pub fn ltrim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     l.delete_range(len - rtrim, rtrim);
     l.delete_range(0, ltrim);
     // Redis signals the key as modified even when nothing was trimmed.
-    after_remove(ctx, argv[1]);
+    after_remove(ctx, argv[1], "ltrim");
     ctx.dirty += (ltrim + rtrim) as u64;
     ctx.reply.ok();
 }
@@ -1021,7 +1042,8 @@ fn lmove_known(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from: End, to: End) {
     };
     list_mut(ctx, dst).push(to, &v, fill);
     ctx.st.touch_watched(db, dst);
-    after_remove(ctx, src);
+    ctx.notify(notify::LIST, push_event(to), dst);
+    after_remove(ctx, src, pop_event(from));
     ctx.dirty += 1;
     ctx.reply.bulk(&v);
     // RPOPLPUSH/BLMOVE/BRPOPLPUSH replicate as the LMOVE they performed.
@@ -1076,7 +1098,7 @@ fn mpop_from(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize) {
     for v in &items {
         ctx.reply.bulk(v);
     }
-    after_remove(ctx, key);
+    after_remove(ctx, key, pop_event(end));
     ctx.dirty += n as u64;
     let ns = crate::util::int_bytes(n as i64);
     ctx.propagate(&[pop_name(end), key, &ns]);
@@ -1178,7 +1200,7 @@ fn blocking_pop(ctx: &mut Ctx<'_>, keys: &[&[u8]], end: End, timeout: &[u8], cou
                 ctx.reply.array(2);
                 ctx.reply.bulk(k);
                 ctx.reply.bulk(&v);
-                after_remove(ctx, k);
+                after_remove(ctx, k, pop_event(end));
                 ctx.dirty += 1;
                 return ctx.propagate(&[pop_name(end), k]);
             }

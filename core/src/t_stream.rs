@@ -14,6 +14,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::notify;
 use crate::engine::State;
 use crate::object::Value;
 use crate::reply::Reply;
@@ -352,8 +353,9 @@ pub fn xadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     fx.push(b"XADD");
     fx.push(key);
     let trim_fx;
+    let mut trimmed = 0;
     if p.trim.strategy != TrimStrategy::None {
-        s.trim(&p.trim);
+        trimmed = s.trim(&p.trim);
         trim_fx = trim_effect_args(&p, argv, s);
         fx.push(trim_fx.0);
         fx.push(b"=");
@@ -363,6 +365,10 @@ pub fn xadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     fx.extend_from_slice(fields);
     ctx.propagate(&fx);
     ctx.st.touch_watched(db, key);
+    ctx.notify(notify::STREAM, "xadd", key);
+    if trimmed > 0 {
+        ctx.notify(notify::STREAM, "xtrim", key);
+    }
 }
 
 pub fn xtrim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -380,6 +386,7 @@ pub fn xtrim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let (name, value) = trim_effect_args(&p, argv, s);
         ctx.propagate(&[b"XTRIM", key, name, b"=", &value]);
         ctx.st.touch_watched(db, key);
+        ctx.notify(notify::STREAM, "xtrim", key);
         ctx.dirty += deleted;
     }
     ctx.reply.int(deleted as i64);
@@ -451,6 +458,7 @@ pub fn xdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let deleted = get_mut(ctx.st, db, argv[1]).delete_ids(&ids);
     if deleted > 0 {
         ctx.st.touch_watched(db, argv[1]);
+        ctx.notify(notify::STREAM, "xdel", argv[1]);
         ctx.dirty += deleted;
     }
     ctx.reply.int(deleted as i64);
@@ -486,6 +494,7 @@ fn touch_consumer(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8], consumer: &[u8]) 
     if created {
         ctx.dirty += 1;
         ctx.propagate(&[b"XGROUP", b"CREATECONSUMER", key, group, consumer]);
+        ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
     name
 }
@@ -638,9 +647,31 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
     }
     let db = ctx.db();
     let keys = &argv[streams_arg..streams_arg + streams_count];
+    // Re-run for a blocked client (see `blocked`): serve from the key that became ready
+    // only, as Redis 7.0's serveClientsBlockedOnStreamKey does; anything but a stream
+    // there keeps the client waiting, a destroyed group ends the wait with an error.
+    let serving = ctx.ready_key();
+    if let Some(ready) = serving {
+        let is_stream = matches!(ctx.st.dbs[db].keys.get(ready).map(|e| &e.val), Some(Value::Stream(_)));
+        if !is_stream {
+            if group.is_some() {
+                return ctx.err("UNBLOCKED the stream key no longer exists");
+            }
+            return ctx.block(keys, 0);
+        }
+        if let Some((gname, _)) = group {
+            if !get(ctx.st, db, ready).groups.contains_key(gname) {
+                return ctx.err("NOGROUP the consumer group this client was blocked on no longer exists");
+            }
+        }
+    }
     let mut ids = Vec::with_capacity(streams_count);
     for (k, key) in keys.iter().enumerate() {
         let idarg = cs(argv[streams_arg + streams_count + k]);
+        if serving.is_some_and(|r| r != *key) {
+            ids.push(StreamId::MIN);
+            continue;
+        }
         let Ok(exists) = lookup(ctx, key, false) else { return };
         if let Some((gname, _)) = group {
             if !exists || !get(ctx.st, db, key).groups.contains_key(gname) {
@@ -666,6 +697,9 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
     let mut body = Reply { buf: Vec::new(), resp3: ctx.reply.resp3 };
     let mut served = 0;
     for (k, key) in keys.iter().enumerate() {
+        if serving.is_some_and(|r| r != *key) {
+            continue;
+        }
         match lookup(ctx, key, false) {
             Ok(true) => {}
             _ => continue,
@@ -722,9 +756,28 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
         ctx.reply.buf.extend_from_slice(&body.buf);
         return;
     }
-    // Nothing to serve. Blocking is not wired yet: answer as a timeout does.
-    let _ = block;
-    ctx.reply.null_array();
+    // Nothing to serve: answer as a timeout does, or block.
+    let Some(ms) = block else { return ctx.reply.null_array() };
+    if serving.is_some() {
+        // Keeps its place in line (and its deadline).
+        return ctx.block(keys, 0);
+    }
+    if !ctx.may_block() {
+        return ctx.reply.null_array();
+    }
+    let Some(deadline) = crate::blocked::deadline_from_ms(ctx, ms) else { return };
+    // `$` means "after the last entry when I blocked": the re-run command carries that
+    // id, so entries added later are served and none before them.
+    let resolved: Vec<Vec<u8>> = argv
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let k = i.wrapping_sub(streams_arg + streams_count);
+            if i >= streams_arg + streams_count && *a == b"$" { ids[k].to_bytes() } else { a.to_vec() }
+        })
+        .collect();
+    let rewritten: Vec<&[u8]> = resolved.iter().map(|a| a.as_slice()).collect();
+    ctx.block_as(keys, deadline, &rewritten);
 }
 
 pub fn xread(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -808,6 +861,7 @@ pub fn xgroup_create(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     s.groups.insert(argv[3].into(), Group::new(id, entries_read));
     ctx.dirty += 1;
+    ctx.notify(notify::STREAM, "xgroup-create", argv[2]);
     ctx.reply.ok();
 }
 
@@ -829,6 +883,7 @@ pub fn xgroup_setid(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     g.last_id = id;
     g.entries_read = entries_read;
     ctx.dirty += 1;
+    ctx.notify(notify::STREAM, "xgroup-setid", argv[2]);
     ctx.reply.ok();
 }
 
@@ -840,6 +895,7 @@ pub fn xgroup_destroy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let removed = get_mut(ctx.st, db, argv[2]).groups.remove(argv[3]).is_some();
     if removed {
         ctx.dirty += 1;
+        ctx.notify(notify::STREAM, "xgroup-destroy", argv[2]);
     }
     ctx.reply.int(removed as i64);
 }
@@ -853,6 +909,7 @@ pub fn xgroup_createconsumer(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let created = group_of(get_mut(ctx.st, db, argv[2]), argv[3]).create_consumer(argv[4], now);
     if created {
         ctx.dirty += 1;
+        ctx.notify(notify::STREAM, "xgroup-createconsumer", argv[2]);
     }
     ctx.reply.int(created as i64);
 }
@@ -865,6 +922,7 @@ pub fn xgroup_delconsumer(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let pending = group_of(get_mut(ctx.st, db, argv[2]), argv[3]).delete_consumer(argv[4]);
     if pending.is_some() {
         ctx.dirty += 1;
+        ctx.notify(notify::STREAM, "xgroup-delconsumer", argv[2]);
     }
     ctx.reply.int(pending.unwrap_or(0) as i64);
 }
@@ -942,6 +1000,7 @@ pub fn xsetid(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         s.max_deleted = max_xdel;
     }
     ctx.dirty += 1;
+    ctx.notify(notify::STREAM, "xsetid", argv[1]);
     ctx.reply.ok();
 }
 
@@ -1061,13 +1120,15 @@ fn claim_one(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8], cname: &[u8], consumer
         let db = ctx.db();
         let now = ctx.st.now_ms;
         let g = group_of(get_mut(ctx.st, db, key), group);
-        if g.create_consumer(cname, now) {
-            ctx.dirty += 1;
-        }
+        let created = g.create_consumer(cname, now);
         if let Some(c) = g.consumers.get_mut(cname) {
             c.seen_time = now;
         }
         *consumer = g.consumer_name(cname);
+        if created {
+            ctx.dirty += 1;
+            ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
+        }
     }
     let me = consumer.clone().expect("consumer ensured above");
     let db = ctx.db();

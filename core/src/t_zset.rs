@@ -1856,3 +1856,76 @@ pub fn zscan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.reply.bulk(&s);
     }
 }
+
+// ---------------------------------------------------------------- BZPOPMIN / BZPOPMAX / BZMPOP
+
+/// Whether `key` holds a sorted set (no reply, no WRONGTYPE: a waiter whose ready key
+/// holds something else keeps waiting, as in Redis's serveClientsBlockedOnKey).
+fn holds_zset(ctx: &mut Ctx<'_>, key: &[u8]) -> bool {
+    let db = ctx.db();
+    ctx.st.write(db, key, ctx.fx).is_some_and(|e| matches!(e.val, Value::Zset(_)))
+}
+
+/// Redis's blockingGenericZpopCommand, for both paths (see `blocked`): run normally it pops
+/// from the first non-empty key or blocks; re-run for a waiter it pops from the key that
+/// became ready or keeps waiting. `count` is None for BZPOPMIN/BZPOPMAX (one element, a
+/// flat reply), Some for BZMPOP (nested reply). The effect is the pop itself.
+fn blocking_zpop(ctx: &mut Ctx<'_>, keys: &[&[u8]], wh: Where, timeout: &[u8], count: Option<i64>) {
+    let serving = ctx.ready_key();
+    let deadline = match serving {
+        Some(_) => 0,
+        None => match crate::blocked::parse_timeout_secs(ctx, timeout) {
+            Some(d) => d,
+            None => return,
+        },
+    };
+    let candidates: Vec<&[u8]> = match serving {
+        Some(k) => {
+            if !holds_zset(ctx, k) {
+                return ctx.block(keys, deadline);
+            }
+            alloc::vec![k]
+        }
+        None => keys.to_vec(),
+    };
+    for k in candidates {
+        match lookup_write(ctx, k) {
+            Err(()) => return,
+            Ok(false) => continue,
+            Ok(true) => {
+                let shape = match count {
+                    None => PopShape { emit_key: true, nested: false, nil_when_empty: false },
+                    Some(_) => PopShape { emit_key: true, nested: true, nil_when_empty: true },
+                };
+                if let Some((key, n)) = pop_generic(ctx, &[k], wh, Some(count.unwrap_or(1)), shape) {
+                    match count {
+                        // BZPOPMIN key… → ZPOPMIN key, as Redis replicates it.
+                        None => {
+                            let name: &[u8] = if wh == Where::Min { b"ZPOPMIN" } else { b"ZPOPMAX" };
+                            ctx.propagate(&[name, &key]);
+                        }
+                        Some(_) => propagate_pop(ctx, &key, wh, n),
+                    }
+                }
+                return;
+            }
+        }
+    }
+    if !ctx.may_block() {
+        return ctx.reply.null_array();
+    }
+    ctx.block(keys, deadline);
+}
+
+pub fn bzpopmin(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    blocking_zpop(ctx, &argv[1..argv.len() - 1], Where::Min, argv[argv.len() - 1], None)
+}
+
+pub fn bzpopmax(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    blocking_zpop(ctx, &argv[1..argv.len() - 1], Where::Max, argv[argv.len() - 1], None)
+}
+
+pub fn bzmpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(a) = parse_mpop(ctx, argv, 2) else { return };
+    blocking_zpop(ctx, &a.keys, a.wh, argv[1], Some(a.count))
+}

@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_stream as stream, t_string as string, t_zset as zset};
+use crate::{cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_sort as sort, t_stream as stream, t_string as string, t_zset as zset};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -98,8 +98,42 @@ impl CommandSpec {
     pub fn key_indexes_argv(&self, argv: &[&[u8]], out: &mut Vec<usize>) {
         match self.name {
             "xread" | "xreadgroup" => stream::stream_keys(argv, out),
+            "sintercard" | "zintercard" | "zunion" | "zinter" | "zdiff" | "zmpop" | "lmpop" => numkeys_keys(argv, 1, out),
+            "blmpop" | "bzmpop" => numkeys_keys(argv, 2, out),
+            "sort" => {
+                out.push(1);
+                // STORE's destination (the last one given wins, as in Redis).
+                let mut j = 2;
+                let mut dst = None;
+                while j < argv.len() {
+                    if crate::util::eq_ic(argv[j], b"limit") {
+                        j += 3;
+                        continue;
+                    }
+                    if (crate::util::eq_ic(argv[j], b"store") || crate::util::eq_ic(argv[j], b"by") || crate::util::eq_ic(argv[j], b"get")) && j + 1 < argv.len() {
+                        if crate::util::eq_ic(argv[j], b"store") {
+                            dst = Some(j + 1);
+                        }
+                        j += 2;
+                        continue;
+                    }
+                    j += 1;
+                }
+                out.extend(dst);
+            }
+            "zunionstore" | "zinterstore" | "zdiffstore" => {
+                let from = out.len();
+                numkeys_keys(argv, 2, out);
+                if out.len() > from {
+                    out.insert(from, 1);
+                }
+            }
             _ => self.key_indexes(argv.len(), out),
         }
+    }
+    /// Keys found by reading the arguments (Redis's movablekeys).
+    pub fn movable_keys(&self) -> bool {
+        matches!(self.name, "xread" | "xreadgroup" | "sintercard" | "zintercard" | "zunion" | "zinter" | "zdiff" | "zmpop" | "lmpop" | "blmpop" | "bzmpop" | "zunionstore" | "zinterstore" | "zdiffstore" | "sort")
     }
     /// Categories reported by COMMAND INFO / used by ACL (`@read`, `@write`…).
     pub fn acl_categories(&self) -> Vec<&'static str> {
@@ -139,6 +173,16 @@ impl CommandSpec {
         v.dedup();
         v
     }
+}
+
+/// Keys counted by a `numkeys` argument at `at` (Redis's keynum key specs): none when
+/// the count is not a number or runs past the arguments (the command itself then errors).
+fn numkeys_keys(argv: &[&[u8]], at: usize, out: &mut Vec<usize>) {
+    let Some(n) = argv.get(at).and_then(|a| crate::util::parse_i64(a)) else { return };
+    if n <= 0 || n as usize > argv.len().saturating_sub(at + 1) {
+        return;
+    }
+    out.extend(at + 1..at + 1 + n as usize);
 }
 
 macro_rules! cmd {
@@ -306,6 +350,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("pexpiretime", 2, RF, K1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", keys::pexpiretime),
     cmd!("persist", 2, WF, K1, "generic", "2.2.0", "Removes the expiration time of a key.", keys::persist),
     cmd!("keys", 2, R | KEYSPACE, NK, "generic", "1.0.0", "Returns all key names that match a pattern.", keys::keys),
+    // KEYSPACE: BY/GET read keys named by patterns, which the host's tracker cannot see,
+    // so a SORT reply waits for every pending write.
+    cmd!("sort", -2, WD | KEYSPACE, K1, "generic", "1.0.0", "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", sort::sort),
+    cmd!("sort_ro", -2, R | KEYSPACE, K1, "generic", "7.0.0", "Returns the sorted elements of a list, a set, or a sorted set.", sort::sort_ro),
     cmd!("scan", -2, R | KEYSPACE, NK, "generic", "2.8.0", "Iterates over the key names in the database.", keys::scan),
     cmd!("randomkey", 1, R | KEYSPACE, NK, "generic", "1.0.0", "Returns a random key name from the database.", keys::randomkey),
     cmd!("rename", 3, W, (1, 2, 1), "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename),
@@ -420,6 +468,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("zremrangebylex", 4, W, K1, "sorted-set", "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", zset::zremrangebylex),
     cmd!("zrandmember", -2, R, K1, "sorted-set", "6.2.0", "Returns one or more random members from a sorted set.", zset::zrandmember),
     cmd!("zscan", -3, R, K1, "sorted-set", "2.8.0", "Iterates over members and scores of a sorted set.", zset::zscan),
+    cmd!("bzpopmin", -3, W | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", zset::bzpopmin),
+    cmd!("bzpopmax", -3, W | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", zset::bzpopmax),
+    cmd!("bzmpop", -5, W | BLOCKING, (3, -1, 1), "sorted-set", "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", zset::bzmpop),
     // pub/sub
     cmd!("subscribe", -2, SUB, NK, "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
     cmd!("unsubscribe", -1, SUB, NK, "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
@@ -461,8 +512,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("xlen", 2, RF, K1, "stream", "5.0.0", "Return the number of entries in a stream", stream::xlen),
     cmd!("xdel", -3, WF, K1, "stream", "5.0.0", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", stream::xdel),
     cmd!("xtrim", -4, W, K1, "stream", "5.0.0", "Trims the stream to (approximately if '~' is passed) a certain size", stream::xtrim),
-    cmd!("xread", -4, R, NK, "stream", "5.0.0", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", stream::xread),
-    cmd!("xreadgroup", -7, W, NK, "stream", "5.0.0", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", stream::xreadgroup),
+    cmd!("xread", -4, R | BLOCKING, NK, "stream", "5.0.0", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", stream::xread),
+    cmd!("xreadgroup", -7, W | BLOCKING, NK, "stream", "5.0.0", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", stream::xreadgroup),
     cmd!("xack", -4, WF, K1, "stream", "5.0.0", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", stream::xack),
     cmd!("xpending", -3, R, K1, "stream", "5.0.0", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", stream::xpending),
     cmd!("xclaim", -6, WF, K1, "stream", "5.0.0", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", stream::xclaim),

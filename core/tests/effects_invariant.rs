@@ -113,6 +113,9 @@ fn zset_cmd() -> impl Strategy<Value = Vec<String>> {
         (key(), prop::option::of(0i64..4)).prop_map(|(k, c)| { let mut v = vec!["ZPOPMIN".into(), k]; v.extend(c.map(|c| c.to_string())); v }),
         (key(), 0i64..4).prop_map(|(k, c)| vec!["ZPOPMAX".into(), k, c.to_string()]),
         (key(), key(), 1i64..3).prop_map(|(a, b, c)| vec!["ZMPOP".into(), "2".into(), a, b, "MAX".into(), "COUNT".into(), c.to_string()]),
+        (key(), key()).prop_map(|(a, b)| vec!["BZPOPMIN".into(), a, b, "0".into()]),
+        key().prop_map(|a| vec!["BZPOPMAX".into(), a, "1".into()]),
+        (key(), key(), 1i64..3).prop_map(|(a, b, c)| vec!["BZMPOP".into(), "0".into(), "2".into(), a, b, "MIN".into(), "COUNT".into(), c.to_string()]),
         (key(), key(), -2i64..3).prop_map(|(d, s, a)| vec!["ZRANGESTORE".into(), d, s, a.to_string(), "-1".into()]),
         (key(), key(), key()).prop_map(|(d, a, b)| vec!["ZUNIONSTORE".into(), d, "2".into(), a, b, "WEIGHTS".into(), "2".into(), "0.5".into()]),
         (key(), key(), key()).prop_map(|(d, a, b)| vec!["ZINTERSTORE".into(), d, "2".into(), a, b, "AGGREGATE".into(), "MAX".into()]),
@@ -230,11 +233,14 @@ fn stream_cmd() -> impl Strategy<Value = Vec<String>> {
         1 => (stream_key(), stream_group(), prop::sample::select(&["$", "0", "7-0"][..])).prop_map(|(k, g, id)| vec!["XGROUP".into(), "SETID".into(), k, g, id.into()]),
         1 => (stream_key(), stream_group()).prop_map(|(k, g)| vec!["XGROUP".into(), "DESTROY".into(), k, g]),
         1 => (stream_key(), stream_group(), stream_consumer(), prop::sample::select(&["CREATECONSUMER", "DELCONSUMER"][..])).prop_map(|(k, g, c, s)| vec!["XGROUP".into(), s.into(), k, g, c]),
-        5 => (stream_key(), stream_group(), stream_consumer(), prop::sample::select(&[">", ">", "0", "5-0"][..]), prop::sample::select(&["", "NOACK", "COUNT"][..])).prop_map(|(k, g, c, id, o)| {
+        5 => (stream_key(), stream_group(), stream_consumer(), prop::sample::select(&[">", ">", "0", "5-0"][..]), prop::sample::select(&["", "NOACK", "COUNT", "BLOCK"][..])).prop_map(|(k, g, c, id, o)| {
             let mut v = vec!["XREADGROUP".to_string(), "GROUP".into(), g, c];
             match o {
                 "NOACK" => v.push("NOACK".into()),
                 "COUNT" => v.extend(["COUNT".to_string(), "2".into()]),
+                // Blocks when nothing is new; served (and its group changes logged) by a
+                // later XADD from another client.
+                "BLOCK" => v.extend(["BLOCK".to_string(), "0".into()]),
                 _ => {}
             }
             v.extend(["STREAMS".to_string(), k, id.into()]);
@@ -309,9 +315,9 @@ fn list_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
-/// Lists with three clients, so blocking pops wait and are served by other clients'
+/// Three clients, so blocking commands wait and are served by other clients'
 /// writes (their effects come in REC_UNBLOCKED records); deadlines fire as REC_UNBLOCK.
-fn check_lists(steps: &[(u64, Step)]) -> Result<(), TestCaseError> {
+fn check_clients(steps: &[(u64, Step)]) -> Result<(), TestCaseError> {
     use memoria_core::batch::{self, BatchWriter, OutputReader};
     let mut e = Engine::new(42);
     let mut now_ms: i64 = 1_700_000_000_000;
@@ -353,6 +359,15 @@ fn steps(cmd: BoxedStrategy<Vec<String>>) -> impl Strategy<Value = Vec<Step>> {
     prop::collection::vec(step, 1..60)
 }
 
+/// Steps spread over three clients (for commands that block).
+fn client_steps(cmd: BoxedStrategy<Vec<String>>) -> impl Strategy<Value = Vec<(u64, Step)>> {
+    steps(cmd).prop_flat_map(|v| {
+        let n = v.len();
+        (Just(v), prop::collection::vec(1u64..4, n))
+    })
+    .prop_map(|(v, c)| c.into_iter().zip(v).collect::<Vec<_>>())
+}
+
 /// Runs the steps on a primary, replays its effects on a fresh engine, compares digests.
 fn check(steps: &[Step]) -> Result<(), TestCaseError> {
     let mut h = H::new();
@@ -390,7 +405,7 @@ proptest! {
     fn sets(s in steps(set_cmd().boxed())) { check(&s)?; }
 
     #[test]
-    fn zsets(s in steps(zset_cmd().boxed())) { check(&s)?; }
+    fn zsets(s in client_steps(zset_cmd().boxed())) { check_clients(&s)?; }
 
     #[test]
     fn bitmaps(s in steps(bitmap_cmd().boxed())) { check(&s)?; }
@@ -405,8 +420,8 @@ proptest! {
     fn transactions(s in steps(multi_cmd().boxed())) { check(&s)?; }
 
     #[test]
-    fn lists(s in steps(list_cmd().boxed()).prop_flat_map(|v| { let n = v.len(); (Just(v), prop::collection::vec(1u64..4, n)) }).prop_map(|(v, c)| c.into_iter().zip(v).collect::<Vec<_>>())) { check_lists(&s)?; }
+    fn lists(s in client_steps(list_cmd().boxed())) { check_clients(&s)?; }
 
     #[test]
-    fn streams(s in steps(stream_cmd().boxed())) { check(&s)?; }
+    fn streams(s in client_steps(stream_cmd().boxed())) { check_clients(&s)?; }
 }

@@ -164,7 +164,7 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             freeze: None,
             node: me.node,
             wait_seq: 0,
-            cluster: me.cluster.then(|| ClusterView { peers: Vec::new() }),
+            cluster: me.cluster.then(Vec::new),
             peers_task: None,
             snapshots,
             blocking: Blocking::new(),
@@ -324,8 +324,9 @@ struct Shard {
     node: String,
     /// WAITs started (their tokens).
     wait_seq: u64,
-    /// Cluster mode: who else serves the shard.
-    cluster: Option<ClusterView>,
+    /// Cluster mode: the nodes tailing the shard's log (its replicas), as the log service
+    /// last listed them.
+    cluster: Option<Vec<memoria_log::ReaderInfo>>,
     peers_task: Option<JoinHandle<()>>,
     /// Where rebuilds start from (the newest usable snapshot), if anywhere.
     snapshots: Option<SnapshotStore>,
@@ -333,19 +334,11 @@ struct Shard {
     blocking: Blocking,
 }
 
-struct ClusterView {
-    peers: Vec<memoria_log::ReaderInfo>,
-}
-
-/// A reader silent for longer than this is not listed as a replica (a live replica
-/// long-polls the log every second).
-const PEER_IDLE_MS: u64 = 3000;
-
 /// Cluster mode: learns every second which nodes tail the shard's log (the replicas).
 async fn watch_peers(api: LogHandle, name: String, shard: WeakUnboundedSender<ShardMsg>) {
     loop {
         if let Ok(mut peers) = api.readers(&name).await {
-            peers.retain(|p| p.idle_ms < PEER_IDLE_MS);
+            peers.retain(crate::wait::is_live);
             let Some(tx) = shard.upgrade() else { return };
             if tx.send(ShardMsg::Peers(peers)).is_err() {
                 return;
@@ -356,13 +349,9 @@ async fn watch_peers(api: LogHandle, name: String, shard: WeakUnboundedSender<Sh
 }
 
 impl Shard {
-    fn node_name(&self) -> String {
-        self.node.clone()
-    }
-
     /// Cluster facts for REC_ROLE: this node, the primary, then the replicas.
     fn cluster_lines(&self, t: &mut String) {
-        let Some(c) = self.cluster.as_ref() else { return };
+        let Some(peers) = self.cluster.as_ref() else { return };
         t.push_str("cluster_enabled:1\n");
         t.push_str(&format!("cluster_myself:{}\n", self.node));
         let primary = match (&self.replica, &self.log) {
@@ -373,13 +362,13 @@ impl Shard {
         if let Some((p, off)) = &primary {
             t.push_str(&format!("cluster_node:{p} master {off}\n"));
         }
-        for peer in &c.peers {
+        for peer in peers {
             if primary.as_ref().is_some_and(|(p, _)| *p == peer.name) {
                 continue;
             }
             t.push_str(&format!("cluster_node:{} replica {}\n", peer.name, peer.applied));
         }
-        if self.replica.is_some() && !c.peers.iter().any(|p| p.name == self.node) {
+        if self.replica.is_some() && !peers.iter().any(|p| p.name == self.node) {
             let applied = self.replica.as_ref().map_or(0, |r| r.applied);
             t.push_str(&format!("cluster_node:{} replica {applied}\n", self.node));
         }
@@ -444,10 +433,10 @@ impl Shard {
                 }
             }
             ShardMsg::Peers(p) => {
-                if let Some(c) = self.cluster.as_mut()
-                    && c.peers != p
+                if let Some(peers) = self.cluster.as_mut()
+                    && *peers != p
                 {
-                    c.peers = p;
+                    *peers = p;
                     // Re-announce the role (and with it the cluster's nodes) to the engine.
                     self.reported_offset = u64::MAX;
                 }
@@ -483,9 +472,6 @@ impl Shard {
             }
             for e in entries.iter().take_while(|e| e.id <= r.last_id && e.format <= memoria_log::FORMAT_VERSION) {
                 let payload = matches!(e.kind, Kind::LeaseRenewal | Kind::LeaderClaim).then(|| LeasePayload::decode(&e.payload)).flatten();
-                if let (Some(p), Some(rep)) = (payload.as_ref(), self.replica.as_mut()) {
-                    rep.primary = p.node.clone();
-                }
                 let ev = Event::EntryRead { id: e.id, epoch: e.epoch, kind: entry_kind(e.kind), lease_ms: payload.map(|p| p.lease_ms), at_tail: e.id >= tail_id, now_ms: now };
                 self.pending.extend(el.m.handle(ev));
             }
@@ -510,7 +496,7 @@ impl Shard {
     fn spawn_tail(&mut self, after: u64) {
         self.stop_tail();
         let Some((api, name)) = self.source.clone() else { return };
-        let reader = self.node_name();
+        let reader = self.node.clone();
         self.tail = Some(tokio::spawn(tail_log(api, name, reader, after, self.tail_gen, self.self_tx.clone())));
     }
 

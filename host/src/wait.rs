@@ -27,9 +27,11 @@ pub fn parse(cmd: &[u8], args: &mut Vec<(usize, usize)>) -> Option<WaitRequest> 
 
 /// How often the log service is asked while a WAIT is unanswered.
 const POLL: Duration = Duration::from_millis(2);
-/// A reader silent for longer than this is not counted (live replicas long-poll every
-/// second).
-const LIVE_MS: u64 = 3000;
+/// Whether a reader of the log is a live replica: one silent for longer than 3 s is not
+/// (a live replica long-polls the log every second). WAIT and CLUSTER SLOTS both use it.
+pub fn is_live(r: &memoria_log::ReaderInfo) -> bool {
+    r.idle_ms < 3000
+}
 
 /// Counts the replicas (readers other than `me`) that have applied `target`, until there
 /// are `numreplicas` of them or the timeout passes.
@@ -37,7 +39,7 @@ pub async fn count_replicas(api: LogHandle, log: String, me: String, target: u64
     let deadline = (req.timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(req.timeout_ms));
     loop {
         let n = match api.readers(&log).await {
-            Ok(rs) => rs.iter().filter(|r| r.name != me && r.idle_ms < LIVE_MS && r.applied >= target).count() as i64,
+            Ok(rs) => rs.iter().filter(|r| r.name != me && is_live(r) && r.applied >= target).count() as i64,
             Err(e) => {
                 tracing::debug!(error = %e, "WAIT: asking the log service for its readers failed");
                 0

@@ -9,9 +9,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use common::{Memoria, Raw};
-use memoria_host::conn::ConnLimits;
-use memoria_host::server::{self, ServerOptions};
-use memoria_log::{LogApi, LogCore, LogHandle};
+use memoria_log::{LogApi, LogCore};
 
 fn bulk(s: &str) -> String {
     format!("${}\r\n{}\r\n", s.len(), s)
@@ -150,45 +148,6 @@ fn unsubscribe_and_disconnect_cleanup() {
     assert_eq!(p.cmd(&["PUBSUB", "CHANNELS"]), b"*0\r\n");
 }
 
-/// A server with an embedded SQLite log (and optionally a replica of it).
-struct Logged {
-    primary: u16,
-    replica: u16,
-    log: LogCore,
-    _dir: std::path::PathBuf,
-}
-
-fn start_logged() -> Logged {
-    let dir = std::env::temp_dir().join(format!("memoria-pubsub-{}-{}", std::process::id(), common::free_port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let path = dir.join("log.sqlite");
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let log = LogCore::open_sqlite(&path).await.unwrap();
-            let opts = |log: LogHandle, replica_of: Option<String>| ServerOptions {
-                bind: "127.0.0.1".into(),
-                port: 0,
-                data_dir: "/nonexistent".into(),
-                limits: ConnLimits::default(),
-                log: Some(log),
-                node: "n".into(),
-                replica_of,
-                lease_ms: None,
-                cluster: false,
-                snapshots: None,
-            };
-            let p = server::start(opts(LogHandle::Embedded(log.clone()), None)).await.unwrap();
-            let r = server::start(opts(LogHandle::Embedded(log.clone()), Some(p.addr.to_string()))).await.unwrap();
-            tx.send((p.addr.port(), r.addr.port(), log)).unwrap();
-            std::future::pending::<()>().await;
-        });
-    });
-    let (primary, replica, log) = rx.recv_timeout(Duration::from_secs(60)).expect("servers start");
-    Logged { primary, replica, log, _dir: dir }
-}
-
 /// Every data payload in the log so far, concatenated.
 fn log_bytes(log: &LogCore) -> Vec<u8> {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -213,7 +172,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 #[test]
 fn keyspace_notifications_follow_durable_writes() {
-    let l = start_logged();
+    let l = common::start_logged_pair("pubsub");
     let mut w = Raw::connect(l.primary);
     assert_eq!(w.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]), b"+OK\r\n");
     let mut s = Raw::connect(l.primary);
@@ -270,7 +229,7 @@ fn keyspace_notifications_follow_durable_writes() {
 
 #[test]
 fn replica_serves_pubsub_and_emits_notifications_for_applied_writes() {
-    let l = start_logged();
+    let l = common::start_logged_pair("pubsub");
     let mut r = Raw::connect(l.replica);
     assert_eq!(r.cmd(&["CONFIG", "SET", "notify-keyspace-events", "K$"]), b"+OK\r\n");
     let mut sub = Raw::connect(l.replica);

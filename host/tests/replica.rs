@@ -7,48 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::Raw;
-use memoria_host::conn::ConnLimits;
-use memoria_host::server::{self, ServerOptions};
-use memoria_log::{LogApi, LogCore, LogHandle};
-
-struct Pair {
-    primary: u16,
-    replica: u16,
-    log: LogCore,
-    _dir: std::path::PathBuf,
-}
-
-/// A primary and a replica in one process, sharing one embedded SQLite log.
-fn start_pair() -> Pair {
-    let dir = std::env::temp_dir().join(format!("memoria-replica-{}-{}", std::process::id(), common::free_port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let path = dir.join("log.sqlite");
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        rt.block_on(async move {
-            let log = LogCore::open_sqlite(&path).await.unwrap();
-            let opts = |log: LogHandle, replica_of: Option<String>| ServerOptions {
-                bind: "127.0.0.1".into(),
-                port: 0,
-                data_dir: "/nonexistent".into(),
-                limits: ConnLimits::default(),
-                log: Some(log),
-                node: "n".into(),
-                replica_of,
-                lease_ms: None,
-                cluster: false,
-                snapshots: None,
-            };
-            let p = server::start(opts(LogHandle::Embedded(log.clone()), None)).await.unwrap();
-            let r = server::start(opts(LogHandle::Embedded(log.clone()), Some(p.addr.to_string()))).await.unwrap();
-            tx.send((p.addr.port(), r.addr.port(), log)).unwrap();
-            std::future::pending::<()>().await;
-        });
-    });
-    let (primary, replica, log) = rx.recv_timeout(Duration::from_secs(60)).expect("servers start");
-    Pair { primary, replica, log, _dir: dir }
-}
+use memoria_log::LogApi;
 
 /// Polls the replica until `GET key` returns `want` (a liveness wait, not a timing check).
 fn wait_for(c: &mut Raw, key: &str, want: &[u8]) {
@@ -65,7 +24,7 @@ fn wait_for(c: &mut Raw, key: &str, want: &[u8]) {
 
 #[test]
 fn replica_applies_the_log_and_refuses_writes() {
-    let p = start_pair();
+    let p = common::start_logged_pair("replica");
     let mut pc = Raw::connect(p.primary);
     let mut rc = Raw::connect(p.replica);
     assert_eq!(pc.cmd(&["SET", "a", "1"]), b"+OK\r\n");
@@ -104,7 +63,7 @@ fn replica_applies_the_log_and_refuses_writes() {
 
 #[test]
 fn replica_stops_at_a_newer_format() {
-    let p = start_pair();
+    let p = common::start_logged_pair("replica");
     let mut pc = Raw::connect(p.primary);
     let mut rc = Raw::connect(p.replica);
     pc.cmd(&["SET", "before", "1"]);

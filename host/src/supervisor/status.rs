@@ -178,28 +178,33 @@ pub async fn poll(table: Arc<Table>, primary: watch::Sender<Option<Primary>>) {
     loop {
         let snap = table.snapshot();
         conns.resize_with(snap.nodes.len(), || None);
+        let mut seen = Vec::with_capacity(snap.nodes.len());
         for (i, n) in snap.nodes.iter().enumerate() {
             if n.pid.is_none() {
                 conns[i] = None;
+                seen.push(None);
                 continue;
             }
-            let seen = probe(&table.bind, n.port, &mut conns[i]).await;
-            let role = match &seen {
-                Some(p) => p.role,
-                None if n.role == NodeRole::Starting || n.role == NodeRole::Down => n.role,
-                None => NodeRole::Unresponsive,
-            };
-            table.update(|s| {
-                let m = &mut s.nodes[i];
-                if m.pid == n.pid {
-                    m.role = role;
-                    m.epoch = seen.as_ref().and_then(|p| p.epoch);
-                    if let Some(p) = &seen {
-                        m.offset = Some(p.offset);
-                    }
-                }
-            });
+            seen.push(probe(&table.bind, n.port, &mut conns[i]).await);
         }
+        // One update (and at most one rewrite of cluster.json) per round.
+        table.update(|s| {
+            for ((m, n), p) in s.nodes.iter_mut().zip(&snap.nodes).zip(seen) {
+                // A node that restarted while it was probed is left to its new process.
+                if m.pid != n.pid || n.pid.is_none() {
+                    continue;
+                }
+                m.role = match &p {
+                    Some(p) => p.role,
+                    None if n.role == NodeRole::Starting || n.role == NodeRole::Down => n.role,
+                    None => NodeRole::Unresponsive,
+                };
+                m.epoch = p.as_ref().and_then(|p| p.epoch);
+                if let Some(p) = &p {
+                    m.offset = Some(p.offset);
+                }
+            }
+        });
         let now = table.snapshot();
         let p = elect_view(&now.nodes).map(|i| Primary { port: now.nodes[i].port, epoch: now.nodes[i].epoch.unwrap_or(0) });
         primary.send_if_modified(|cur| {

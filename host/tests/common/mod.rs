@@ -186,3 +186,67 @@ pub fn reply_len(b: &[u8], pos: usize) -> Option<usize> {
         _ => Some(after - pos),
     }
 }
+
+/// A primary and a replica of it, each a server on its own runtime thread.
+pub struct LoggedPair {
+    pub primary: u16,
+    pub replica: u16,
+    pub log: memoria_log::LogCore,
+    _dir: std::path::PathBuf,
+}
+
+/// A primary and a replica in one process, sharing one embedded SQLite log.
+pub fn start_logged_pair(tag: &str) -> LoggedPair {
+    let dir = std::env::temp_dir().join(format!("memoria-{tag}-{}-{}", std::process::id(), free_port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = dir.join("log.sqlite");
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let log = memoria_log::LogCore::open_sqlite(&path).await.unwrap();
+            let opts = |log: memoria_log::LogHandle, replica_of: Option<String>| ServerOptions {
+                bind: "127.0.0.1".into(),
+                port: 0,
+                data_dir: "/nonexistent".into(),
+                limits: ConnLimits::default(),
+                log: Some(log),
+                node: "n".into(),
+                replica_of,
+                lease_ms: None,
+                cluster: false,
+                snapshots: None,
+            };
+            let p = server::start(opts(memoria_log::LogHandle::Embedded(log.clone()), None)).await.unwrap();
+            let r = server::start(opts(memoria_log::LogHandle::Embedded(log.clone()), Some(p.addr.to_string()))).await.unwrap();
+            tx.send((p.addr.port(), r.addr.port(), log)).unwrap();
+            std::future::pending::<()>().await;
+        });
+    });
+    let (primary, replica, log) = rx.recv_timeout(Duration::from_secs(60)).expect("servers start");
+    LoggedPair { primary, replica, log, _dir: dir }
+}
+
+/// INFO's blocked_clients as seen by a fresh connection.
+pub fn blocked_clients(port: u16) -> usize {
+    let mut c = Raw::connect(port);
+    let info = String::from_utf8_lossy(&c.cmd(&["INFO", "clients"])).into_owned();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("blocked_clients in INFO")
+}
+
+/// Waits (up to 10 s, a liveness bound) until exactly `n` clients are blocked.
+pub fn wait_blocked(port: u16, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while blocked_clients(port) != n {
+        assert!(
+            Instant::now() < deadline,
+            "expected {n} blocked clients, have {}",
+            blocked_clients(port)
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+

@@ -306,6 +306,13 @@ fn list_cmd() -> impl Strategy<Value = Vec<String>> {
         1 => key().prop_map(|a| vec!["BRPOP".into(), a, "1".into()]),
         1 => (key(), key(), side(), side()).prop_map(|(a, b, x, y)| vec!["BLMOVE".into(), a, b, x, y, "0".into()]),
         1 => (key(), key()).prop_map(|(a, b)| vec!["BLMPOP".into(), "0".into(), "2".into(), a, b, "LEFT".into(), "COUNT".into(), "2".into()]),
+        // SORT … STORE replicates as itself; BY/GET read weights written by SET below.
+        1 => (key(), key(), prop::sample::select(&["ALPHA", "ALPHA DESC", "BY nosort", "ALPHA LIMIT 1 2", "BY x* ALPHA GET x* GET #"][..])).prop_map(|(a, d, o)| {
+            let mut v = vec!["SORT".to_string(), a];
+            v.extend(o.split(' ').map(String::from));
+            v.extend(["STORE".to_string(), d]);
+            v
+        }),
         1 => Just(vec!["MULTI".to_string()]),
         1 => Just(vec!["EXEC".to_string()]),
         1 => (key(), 1i64..40).prop_map(|(k, n)| vec!["PEXPIRE".into(), k, n.to_string()]),

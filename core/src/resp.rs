@@ -83,6 +83,14 @@ fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
     None
 }
 
+/// For a buffer with no complete line yet: the least index its line's '\r' can have. A
+/// trailing '\r' may be the line's end with the '\n' still in flight, so the limit must not
+/// refuse a line that fits once the '\n' arrives (the result must not depend on how TCP
+/// split the bytes; found by the `resp` fuzz target).
+fn line_lower_bound(buf: &[u8]) -> usize {
+    if buf.last() == Some(&b'\r') { buf.len() - 1 } else { buf.len() }
+}
+
 /// Parses a strict decimal length (what Redis's string2ll accepts).
 fn parse_len(s: &[u8]) -> Option<i64> {
     crate::util::parse_i64(s)
@@ -97,7 +105,7 @@ pub fn frame(buf: &[u8], limits: &Limits, args: &mut Vec<(usize, usize)>, inline
         return frame_inline(buf, limits, inline);
     }
     let Some(cr) = find_crlf(buf, 1) else {
-        if buf.len() > limits.max_inline_len {
+        if line_lower_bound(buf) > limits.max_inline_len {
             return Frame::Error(ProtocolError::TooBigMbulkCount);
         }
         return Frame::Incomplete { need: buf.len() + 1 };
@@ -125,7 +133,7 @@ pub fn frame(buf: &[u8], limits: &Limits, args: &mut Vec<(usize, usize)>, inline
         }
         let Some(cr) = find_crlf(buf, pos + 1) else {
             args.truncate(start_len);
-            if buf.len() - pos > limits.max_inline_len {
+            if line_lower_bound(buf) - pos > limits.max_inline_len {
                 return Frame::Error(ProtocolError::TooBigBulkCount);
             }
             return Frame::Incomplete { need: buf.len() + 1 };
@@ -360,5 +368,23 @@ mod tests {
         // split_args itself reads a C string (it used to loop forever on a NUL).
         assert_eq!(split_args(b"a\x00b"), Some(vec![b"a".to_vec()]));
         assert_eq!(f(b"*0\r\n").0, Frame::Skip { consumed: 4 });
+    }
+
+    /// Fuzz regression (`resp` target): a length line exactly at the inline limit whose
+    /// '\n' had not arrived yet was refused, although the whole line is accepted.
+    #[test]
+    fn length_line_at_the_limit_split_before_its_newline() {
+        let lim = Limits { max_bulk_len: 1 << 20, max_multibulk_len: 1 << 20, max_inline_len: 4 };
+        let fl = |buf: &[u8]| frame(buf, &lim, &mut Vec::new(), &mut Vec::new());
+        // The crashing input: "*\x04*2" then "\r", then "\n".
+        assert!(matches!(fl(b"*\x04*2\r"), Frame::Incomplete { .. }));
+        assert_eq!(fl(b"*\x04*2\r\n"), Frame::Error(ProtocolError::InvalidMultibulkLength));
+        assert!(matches!(fl(b"*123\r"), Frame::Incomplete { .. }));
+        assert_eq!(fl(b"*1234\r"), Frame::Error(ProtocolError::TooBigMbulkCount));
+        assert_eq!(fl(b"*1234\r\n"), Frame::Error(ProtocolError::TooBigMbulkCount));
+        // The same for a bulk length line.
+        assert!(matches!(fl(b"*1\r\n$123\r"), Frame::Incomplete { .. }));
+        assert!(matches!(fl(b"*1\r\n$123\r\n"), Frame::Incomplete { .. }));
+        assert_eq!(fl(b"*1\r\n$1234\r"), Frame::Error(ProtocolError::TooBigBulkCount));
     }
 }

@@ -45,6 +45,10 @@ pub struct Client {
     /// The engine batch in which a command of this client was deferred: its later commands
     /// in that batch are deferred too, so they run in order.
     pub deferred_in: u64,
+    /// Cluster mode: READONLY was sent (reads may be served by a replica).
+    pub readonly: bool,
+    /// Cluster mode: ASKING was sent (the next command may use an importing slot).
+    pub asking: bool,
 }
 
 impl Client {
@@ -69,6 +73,8 @@ impl Client {
             subs: Default::default(),
             blocked: None,
             deferred_in: 0,
+            readonly: false,
+            asking: false,
         }
     }
 }

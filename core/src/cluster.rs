@@ -1,24 +1,50 @@
-//! Cluster mode's view from one node: CRC16 key slots with hash tags, and the CLUSTER
-//! commands, answered from the facts the host reports in REC_ROLE (`cluster_enabled:1`,
-//! `cluster_myself:host:port`, one `cluster_node:host:port role offset` line per node,
-//! the primary first). One shard owns all 16384 slots until slot migration exists.
+//! Cluster mode's view from one node: CRC16 key slots with hash tags, the slot map, the
+//! routing of every keyed command (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN, READONLY reads on
+//! replicas) and the CLUSTER commands. The host reports the facts in REC_ROLE:
+//!
+//! - `cluster_enabled:1`, `cluster_myself:host:port`, `cluster_myshard:<n>` (default 0);
+//! - `cluster_slots:<n> <a>-<b>,<c>,…`: the slots shard `n` owns (none at all: this node's
+//!   shard owns every slot, the single-shard shape);
+//! - `cluster_node:host:port role offset [shard]`, one line per node, the primary first;
+//! - `cluster_migrating:<slots> host:port` / `cluster_importing:<slots> host:port`: slots
+//!   this shard is moving out to / taking in from that node (Redis's MIGRATING/IMPORTING).
+//!
+//! They are parsed once per REC_ROLE into a [`ClusterMap`], so routing a command costs a
+//! CRC16 per key and one table lookup.
 
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::table::CommandSpec;
 
 pub const SLOTS: u16 = 16384;
+/// No shard owns the slot.
+pub const UNOWNED: u16 = u16::MAX;
 
-/// CRC16-CCITT (XMODEM), as Redis Cluster uses it.
+const CRC16_TABLE: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u16) << 8;
+        let mut b = 0;
+        while b < 8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            b += 1;
+        }
+        t[i] = crc;
+        i += 1;
+    }
+    t
+};
+
+/// CRC16-CCITT (XMODEM), as Redis Cluster uses it (table-driven: it runs per key).
 pub fn crc16(data: &[u8]) -> u16 {
     let mut crc: u16 = 0;
     for &b in data {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
-        }
+        crc = (crc << 8) ^ CRC16_TABLE[((crc >> 8) as u8 ^ b) as usize];
     }
     crc
 }
@@ -34,20 +60,146 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc16(key) & (SLOTS - 1)
 }
 
+#[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     pub host: String,
     pub port: u16,
     pub primary: bool,
     pub offset: i64,
     pub id: String,
+    pub shard: u16,
 }
 
-pub fn enabled(ctx: &Ctx<'_>) -> bool {
-    fact(ctx, "cluster_enabled").as_deref() == Some("1")
+impl Node {
+    pub fn addr(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
 }
 
-fn fact(ctx: &Ctx<'_>, k: &str) -> Option<String> {
-    ctx.st.role_info.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+/// What this node knows of the cluster (see the module docs for where it comes from).
+#[derive(Clone, Debug, Default)]
+pub struct ClusterMap {
+    pub myself: String,
+    pub myshard: u16,
+    /// Owner shard per slot (`UNOWNED` when none).
+    pub owner: Vec<u16>,
+    pub nodes: Vec<Node>,
+    /// Slots being moved out of this shard, and the node they go to.
+    pub migrating: BTreeMap<u16, String>,
+    /// Slots being moved into this shard, and the node they come from.
+    pub importing: BTreeMap<u16, String>,
+    pub epoch: String,
+}
+
+/// Parses `a-b,c,d-e` into slot ranges (inclusive); bad parts are skipped.
+pub fn parse_ranges(s: &str) -> Vec<(u16, u16)> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<u16>(), b.parse::<u16>())
+            && a <= b
+            && b < SLOTS
+        {
+            out.push((a, b));
+        }
+    }
+    out
+}
+
+impl ClusterMap {
+    /// Builds the map from REC_ROLE facts; None when cluster mode is off.
+    pub fn from_facts(facts: &[(String, String)]) -> Option<ClusterMap> {
+        let get = |k: &str| facts.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        if get("cluster_enabled") != Some("1") {
+            return None;
+        }
+        let myshard: u16 = get("cluster_myshard").and_then(|s| s.parse().ok()).unwrap_or(0);
+        let mut m = ClusterMap {
+            myself: get("cluster_myself").unwrap_or_default().into(),
+            myshard,
+            owner: alloc::vec![UNOWNED; SLOTS as usize],
+            nodes: Vec::new(),
+            migrating: BTreeMap::new(),
+            importing: BTreeMap::new(),
+            epoch: get("memoria_epoch").unwrap_or("0").into(),
+        };
+        let mut any_slots = false;
+        for (k, v) in facts {
+            match k.as_str() {
+                "cluster_slots" => {
+                    any_slots = true;
+                    let (shard, ranges) = v.split_once(' ').unwrap_or((v.as_str(), ""));
+                    let Ok(shard) = shard.parse::<u16>() else { continue };
+                    for (a, b) in parse_ranges(ranges) {
+                        for s in a..=b {
+                            m.owner[s as usize] = shard;
+                        }
+                    }
+                }
+                "cluster_migrating" | "cluster_importing" => {
+                    let Some((ranges, addr)) = v.split_once(' ') else { continue };
+                    let into = if k == "cluster_migrating" { &mut m.migrating } else { &mut m.importing };
+                    for (a, b) in parse_ranges(ranges) {
+                        for s in a..=b {
+                            into.insert(s, addr.into());
+                        }
+                    }
+                }
+                "cluster_node" => {
+                    let mut parts = v.split(' ');
+                    let (Some(addr), Some(role)) = (parts.next(), parts.next()) else { continue };
+                    let offset = parts.next().and_then(|o| o.parse().ok()).unwrap_or(0);
+                    let shard = parts.next().and_then(|o| o.parse().ok()).unwrap_or(myshard);
+                    let Some((host, port)) = addr.rsplit_once(':') else { continue };
+                    let port: u16 = port.parse().unwrap_or(0);
+                    if m.nodes.iter().any(|n| n.host == host && n.port == port) {
+                        continue;
+                    }
+                    m.nodes.push(Node { host: host.into(), port, primary: role == "master", offset, id: node_id(addr), shard });
+                }
+                _ => {}
+            }
+        }
+        if !any_slots {
+            // The single-shard shape: this shard owns everything.
+            m.owner.iter_mut().for_each(|o| *o = myshard);
+        }
+        Some(m)
+    }
+
+    pub fn primary_of(&self, shard: u16) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.shard == shard && n.primary)
+    }
+
+    /// Shards that own slots or have nodes, in order.
+    pub fn shard_ids(&self) -> Vec<u16> {
+        let mut v: Vec<u16> = self.nodes.iter().map(|n| n.shard).collect();
+        let mut seen = alloc::vec![false; SLOTS as usize];
+        for &o in &self.owner {
+            if o != UNOWNED && !seen[o as usize % SLOTS as usize] {
+                seen[o as usize % SLOTS as usize] = true;
+                v.push(o);
+            }
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The contiguous slot ranges each shard owns, in slot order: (start, end, shard).
+    pub fn ranges(&self) -> Vec<(u16, u16, u16)> {
+        let mut out: Vec<(u16, u16, u16)> = Vec::new();
+        for (s, &o) in self.owner.iter().enumerate() {
+            if o == UNOWNED {
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.2 == o && last.1 as usize + 1 == s => last.1 = s as u16,
+                _ => out.push((s as u16, s as u16, o)),
+            }
+        }
+        out
+    }
 }
 
 /// A stable 40-hex-digit node id derived from the node's address (Redis ids are random,
@@ -61,32 +213,127 @@ pub fn node_id(addr: &str) -> String {
     s
 }
 
-pub fn nodes(ctx: &Ctx<'_>) -> Vec<Node> {
-    let mut out: Vec<Node> = Vec::new();
-    for (k, v) in ctx.st.role_info.iter() {
-        if k != "cluster_node" {
-            continue;
-        }
-        let mut parts = v.split(' ');
-        let (Some(addr), Some(role)) = (parts.next(), parts.next()) else { continue };
-        let offset = parts.next().and_then(|o| o.parse().ok()).unwrap_or(0);
-        let Some((host, port)) = addr.rsplit_once(':') else { continue };
-        let port: u16 = port.parse().unwrap_or(0);
-        if out.iter().any(|n| n.host == host && n.port == port) {
-            continue;
-        }
-        out.push(Node { host: host.into(), port, primary: role == "master", offset, id: node_id(addr) });
+pub fn shard_id(shard: u16) -> String {
+    // Derived from the shard's name: its nodes' addresses change across failovers.
+    node_id(&format!("shard-{shard}"))
+}
+
+pub fn enabled(ctx: &Ctx<'_>) -> bool {
+    ctx.st.cluster.is_some()
+}
+
+fn existing(ctx: &Ctx<'_>, key: &[u8]) -> bool {
+    match ctx.st.dbs[0].keys.get(key) {
+        Some(e) => e.expire_at == crate::object::NO_EXPIRE || e.expire_at > ctx.st.now_ms,
+        None => false,
     }
-    out
 }
 
-/// The primary's address for -MOVED, when known.
-pub fn primary_addr(ctx: &Ctx<'_>) -> Option<String> {
-    nodes(ctx).into_iter().find(|n| n.primary).map(|n| format!("{}:{}", n.host, n.port))
-}
-
-fn myself(ctx: &Ctx<'_>) -> String {
-    fact(ctx, "cluster_myself").unwrap_or_default()
+/// Redis's getNodeByQuery: whether this node runs a keyed command, or the error that sends
+/// the client elsewhere. `asking`: the client sent ASKING just before. None: run it here.
+pub fn route(ctx: &Ctx<'_>, cmd: &CommandSpec, argv: &[&[u8]], asking: bool) -> Option<String> {
+    let map = ctx.st.cluster.as_ref()?;
+    let mut keys: Vec<usize> = Vec::new();
+    let mut slot = UNOWNED;
+    let mut first: Option<&[u8]> = None;
+    let mut multiple = false;
+    let (mut missing, mut existing_keys) = (0usize, 0usize);
+    let mut is_write = cmd.is_write();
+    let mut parsed: Vec<(usize, usize)> = Vec::new();
+    // EXEC routes every queued command together (they must share one slot).
+    let queue: Vec<&[u8]> = if cmd.name == "exec" {
+        match ctx.client.multi.as_ref() {
+            Some(m) => m.queue.iter().map(|q| q.as_slice()).collect(),
+            None => return None,
+        }
+    } else {
+        Vec::new()
+    };
+    let mut visit = |key: &[u8], first: &mut Option<&[u8]>| -> Result<(), String> {
+        let s = key_slot(key);
+        match *first {
+            None => slot = s,
+            Some(f) if f != key => {
+                if s != slot {
+                    return Err("CROSSSLOT Keys in request don't hash to the same slot".into());
+                }
+                multiple = true;
+            }
+            Some(_) => {}
+        }
+        let open = map.migrating.contains_key(&s) || map.importing.contains_key(&s);
+        if open {
+            if existing(ctx, key) {
+                existing_keys += 1;
+            } else {
+                missing += 1;
+            }
+        }
+        Ok(())
+    };
+    if cmd.name == "exec" {
+        for raw in &queue {
+            parsed.clear();
+            if crate::resp::read_command(raw, &mut parsed).is_none() {
+                continue;
+            }
+            let qargv: Vec<&[u8]> = parsed.iter().map(|&(a, b)| &raw[a..b]).collect();
+            let Some(spec) = ctx.st.index.resolve(&qargv) else { continue };
+            is_write |= spec.is_write();
+            keys.clear();
+            spec.key_indexes_argv(&qargv, &mut keys);
+            for &i in &keys {
+                // The borrow of `raw` lives as long as the queue: keep the first key.
+                let k: &[u8] = &raw[parsed[i].0..parsed[i].1];
+                if let Err(e) = visit(k, &mut first) {
+                    return Some(e);
+                }
+                if first.is_none() {
+                    first = Some(k);
+                }
+            }
+        }
+    } else {
+        cmd.key_indexes_argv(argv, &mut keys);
+        for &i in &keys {
+            if let Err(e) = visit(argv[i], &mut first) {
+                return Some(e);
+            }
+            if first.is_none() {
+                first = Some(argv[i]);
+            }
+        }
+    }
+    first?;
+    let owner = map.owner[slot as usize];
+    if owner == UNOWNED {
+        return Some("CLUSTERDOWN Hash slot not served".into());
+    }
+    let replica = ctx.st.replica_mode;
+    if owner == map.myshard && !replica {
+        if let Some(to) = map.migrating.get(&slot)
+            && missing > 0
+        {
+            if existing_keys > 0 {
+                return Some("TRYAGAIN Multiple keys request during rehashing of slot".into());
+            }
+            return Some(format!("ASK {slot} {to}"));
+        }
+        return None;
+    }
+    if !replica && map.importing.contains_key(&slot) && (asking || cmd.name == "asking") {
+        if multiple && missing > 0 {
+            return Some("TRYAGAIN Multiple keys request during rehashing of slot".into());
+        }
+        return None;
+    }
+    if replica && owner == map.myshard && ctx.client.readonly && !is_write {
+        return None;
+    }
+    match map.primary_of(owner) {
+        Some(p) => Some(format!("MOVED {slot} {}", p.addr())),
+        None => Some("CLUSTERDOWN The cluster is down".into()),
+    }
 }
 
 fn disabled(ctx: &mut Ctx<'_>) -> bool {
@@ -95,6 +342,24 @@ fn disabled(ctx: &mut Ctx<'_>) -> bool {
     }
     ctx.err("ERR This instance has cluster support disabled");
     true
+}
+
+/// READONLY / READWRITE: whether this connection may read from a replica.
+pub fn readonly(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if disabled(ctx) {
+        return;
+    }
+    ctx.client.readonly = argv[0].eq_ignore_ascii_case(b"readonly");
+    ctx.reply.ok();
+}
+
+/// ASKING: the next command may touch a slot this node is importing.
+pub fn asking(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    if disabled(ctx) {
+        return;
+    }
+    ctx.client.asking = true;
+    ctx.reply.ok();
 }
 
 pub fn keyslot(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -106,7 +371,7 @@ pub fn myid(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     if disabled(ctx) {
         return;
     }
-    let id = node_id(&myself(ctx));
+    let id = node_id(&ctx.st.cluster.as_ref().map(|m| m.myself.clone()).unwrap_or_default());
     ctx.reply.bulk(id.as_bytes());
 }
 
@@ -114,47 +379,60 @@ pub fn myshardid(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     if disabled(ctx) {
         return;
     }
-    // Derived from the shard's name: its nodes' addresses change across failovers.
-    ctx.reply.bulk(node_id("shard-0").as_bytes());
+    let id = shard_id(ctx.st.cluster.as_ref().map_or(0, |m| m.myshard));
+    ctx.reply.bulk(id.as_bytes());
 }
 
 pub fn info(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     if disabled(ctx) {
         return;
     }
-    let n = nodes(ctx);
-    let epoch = fact(ctx, "memoria_epoch").unwrap_or_else(|| "0".into());
-    let has_primary = n.iter().any(|x| x.primary);
-    let (state, ok) = if has_primary { ("ok", SLOTS) } else { ("fail", 0) };
+    let m = ctx.st.cluster.as_ref().unwrap();
+    let assigned = m.owner.iter().filter(|&&o| o != UNOWNED).count();
+    let ok = m.owner.iter().filter(|&&o| o != UNOWNED && m.primary_of(o).is_some()).count();
+    let size = m.shard_ids().into_iter().filter(|&s| m.owner.contains(&s)).count();
+    let state = if ok == SLOTS as usize { "ok" } else { "fail" };
     let s = format!(
-        "cluster_enabled:1\r\ncluster_state:{state}\r\ncluster_slots_assigned:{SLOTS}\r\ncluster_slots_ok:{ok}\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:{}\r\ncluster_known_nodes:{}\r\ncluster_size:1\r\ncluster_current_epoch:{epoch}\r\ncluster_my_epoch:{epoch}\r\n",
-        SLOTS - ok,
-        n.len()
+        "cluster_enabled:1\r\ncluster_state:{state}\r\ncluster_slots_assigned:{assigned}\r\ncluster_slots_ok:{ok}\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:{}\r\ncluster_known_nodes:{}\r\ncluster_size:{size}\r\ncluster_current_epoch:{}\r\ncluster_my_epoch:{}\r\n",
+        assigned - ok,
+        m.nodes.len(),
+        m.epoch,
+        m.epoch
     );
     ctx.reply.verbatim(s.as_bytes());
 }
 
-/// CLUSTER SLOTS: one range, 0-16383, the primary then its replicas.
+fn node_entry(ctx: &mut Ctx<'_>, x: &Node) {
+    ctx.reply.array(4);
+    ctx.reply.bulk(x.host.as_bytes());
+    ctx.reply.int(x.port as i64);
+    ctx.reply.bulk(x.id.as_bytes());
+    ctx.reply.map(0);
+}
+
+/// The nodes of a shard, its primary first.
+fn shard_nodes(m: &ClusterMap, shard: u16) -> Vec<Node> {
+    let mut n: Vec<Node> = m.nodes.iter().filter(|x| x.shard == shard).cloned().collect();
+    n.sort_by_key(|x| !x.primary);
+    n
+}
+
+/// CLUSTER SLOTS: each contiguous range, its shard's primary then its replicas (ranges of a
+/// shard with no known primary are left out: there is nowhere to send their clients).
 pub fn slots(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     if disabled(ctx) {
         return;
     }
-    let mut n = nodes(ctx);
-    n.sort_by_key(|x| !x.primary);
-    if !n.first().is_some_and(|x| x.primary) {
-        ctx.reply.array(0);
-        return;
-    }
-    ctx.reply.array(1);
-    ctx.reply.array(2 + n.len());
-    ctx.reply.int(0);
-    ctx.reply.int((SLOTS - 1) as i64);
-    for x in &n {
-        ctx.reply.array(4);
-        ctx.reply.bulk(x.host.as_bytes());
-        ctx.reply.int(x.port as i64);
-        ctx.reply.bulk(x.id.as_bytes());
-        ctx.reply.map(0);
+    let m = ctx.st.cluster.as_ref().unwrap();
+    let rows: Vec<(u16, u16, Vec<Node>)> = m.ranges().into_iter().map(|(a, b, s)| (a, b, shard_nodes(m, s))).filter(|(_, _, n)| n.first().is_some_and(|x| x.primary)).collect();
+    ctx.reply.array(rows.len());
+    for (a, b, n) in rows {
+        ctx.reply.array(2 + n.len());
+        ctx.reply.int(a as i64);
+        ctx.reply.int(b as i64);
+        for x in &n {
+            node_entry(ctx, x);
+        }
     }
 }
 
@@ -163,54 +441,76 @@ pub fn shards(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     if disabled(ctx) {
         return;
     }
-    let mut n = nodes(ctx);
-    n.sort_by_key(|x| !x.primary);
-    ctx.reply.array(1);
-    ctx.reply.map(2);
-    ctx.reply.bulk(b"slots");
-    ctx.reply.array(2);
-    ctx.reply.int(0);
-    ctx.reply.int((SLOTS - 1) as i64);
-    ctx.reply.bulk(b"nodes");
-    ctx.reply.array(n.len());
-    for x in &n {
-        ctx.reply.map(7);
-        ctx.reply.bulk(b"id");
-        ctx.reply.bulk(x.id.as_bytes());
-        ctx.reply.bulk(b"port");
-        ctx.reply.int(x.port as i64);
-        ctx.reply.bulk(b"ip");
-        ctx.reply.bulk(x.host.as_bytes());
-        ctx.reply.bulk(b"endpoint");
-        ctx.reply.bulk(x.host.as_bytes());
-        ctx.reply.bulk(b"role");
-        ctx.reply.bulk(if x.primary { b"master" as &[u8] } else { b"replica" });
-        ctx.reply.bulk(b"replication-offset");
-        ctx.reply.int(x.offset);
-        ctx.reply.bulk(b"health");
-        ctx.reply.bulk(b"online");
+    let m = ctx.st.cluster.as_ref().unwrap();
+    let ranges = m.ranges();
+    let rows: Vec<(Vec<(u16, u16)>, Vec<Node>)> = m.shard_ids().into_iter().map(|s| (ranges.iter().filter(|r| r.2 == s).map(|r| (r.0, r.1)).collect(), shard_nodes(m, s))).collect();
+    ctx.reply.array(rows.len());
+    for (r, n) in rows {
+        ctx.reply.map(2);
+        ctx.reply.bulk(b"slots");
+        ctx.reply.array(2 * r.len());
+        for (a, b) in r {
+            ctx.reply.int(a as i64);
+            ctx.reply.int(b as i64);
+        }
+        ctx.reply.bulk(b"nodes");
+        ctx.reply.array(n.len());
+        for x in &n {
+            ctx.reply.map(7);
+            ctx.reply.bulk(b"id");
+            ctx.reply.bulk(x.id.as_bytes());
+            ctx.reply.bulk(b"port");
+            ctx.reply.int(x.port as i64);
+            ctx.reply.bulk(b"ip");
+            ctx.reply.bulk(x.host.as_bytes());
+            ctx.reply.bulk(b"endpoint");
+            ctx.reply.bulk(x.host.as_bytes());
+            ctx.reply.bulk(b"role");
+            ctx.reply.bulk(if x.primary { b"master" as &[u8] } else { b"replica" });
+            ctx.reply.bulk(b"replication-offset");
+            ctx.reply.int(x.offset);
+            ctx.reply.bulk(b"health");
+            ctx.reply.bulk(b"online");
+        }
     }
 }
 
-/// CLUSTER NODES: Redis's text format, one line per node.
+/// CLUSTER NODES: Redis's text format, one line per node; primaries list their slots and
+/// this node's open migrations (`[slot->-id]`, `[slot-<-id]`).
 pub fn nodes_cmd(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     if disabled(ctx) {
         return;
     }
-    let me = myself(ctx);
-    let n = nodes(ctx);
-    let epoch = fact(ctx, "memoria_epoch").unwrap_or_else(|| "0".into());
-    let primary_id = n.iter().find(|x| x.primary).map(|x| x.id.clone()).unwrap_or_else(|| "-".into());
+    let m = ctx.st.cluster.as_ref().unwrap();
+    let ranges = m.ranges();
     let mut s = String::new();
-    for x in &n {
-        let addr = format!("{}:{}", x.host, x.port);
+    for x in &m.nodes {
+        let addr = x.addr();
         let mut flags = String::new();
-        if addr == me {
+        if addr == m.myself {
             flags.push_str("myself,");
         }
         flags.push_str(if x.primary { "master" } else { "slave" });
-        let (master, slots) = if x.primary { ("-".into(), " 0-16383") } else { (primary_id.clone(), "") };
-        s.push_str(&format!("{} {addr}@{} {flags} {master} 0 0 {epoch} connected{slots}\n", x.id, x.port as u32 + 10000));
+        let master = if x.primary { "-".into() } else { m.primary_of(x.shard).map(|p| p.id.clone()).unwrap_or_else(|| "-".into()) };
+        let mut slots = String::new();
+        if x.primary {
+            for r in ranges.iter().filter(|r| r.2 == x.shard) {
+                if r.0 == r.1 {
+                    slots.push_str(&format!(" {}", r.0));
+                } else {
+                    slots.push_str(&format!(" {}-{}", r.0, r.1));
+                }
+            }
+            if addr == m.myself {
+                for (slot, to) in &m.migrating {
+                    slots.push_str(&format!(" [{slot}->-{}]", node_id(to)));
+                }
+                for (slot, from) in &m.importing {
+                    slots.push_str(&format!(" [{slot}-<-{}]", node_id(from)));
+                }
+            }
+        }
+        s.push_str(&format!("{} {addr}@{} {flags} {master} 0 0 {} connected{slots}\n", x.id, x.port as u32 + 10000, m.epoch));
     }
     ctx.reply.verbatim(s.as_bytes());
 }
@@ -230,7 +530,7 @@ pub fn countkeysinslot(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return;
     }
     let Some(slot) = slot_arg(ctx, argv[2]) else { return };
-    // A scan of the keyspace: one shard keeps no per-slot index yet.
+    // A scan of the keyspace: no per-slot index yet.
     let n = ctx.st.dbs[0].keys.iter().filter(|(k, _)| key_slot(k) == slot).count();
     ctx.reply.int(n as i64);
 }

@@ -36,6 +36,9 @@ pub fn select(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if n < 0 || n >= crate::engine::NUM_DBS as i64 {
         return ctx.err("ERR DB index is out of range");
     }
+    if n != 0 && ctx.st.cluster.is_some() {
+        return ctx.err("ERR SELECT is not allowed in cluster mode");
+    }
     ctx.client.db = n as usize;
     ctx.reply.ok();
 }
@@ -54,6 +57,8 @@ pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.client.name = None;
     ctx.client.reply_off = false;
     ctx.client.reply_skip_next = false;
+    ctx.client.readonly = false;
+    ctx.client.asking = false;
     ctx.reply.resp3 = false;
     ctx.reply.simple(b"RESET");
 }

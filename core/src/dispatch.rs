@@ -89,18 +89,27 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
         return;
     }
-    // A replica takes writes only from its primary's log.
-    if ctx.st.replica_mode && !ctx.st.applying && cmd.is_write() {
-        // Cluster mode sends a keyed write to the primary, as a Redis Cluster replica does.
-        let mut keys = Vec::new();
-        cmd.key_indexes_argv(argv, &mut keys);
-        if let (Some(&k), true) = (keys.first(), crate::cluster::enabled(ctx))
-            && let Some(primary) = crate::cluster::primary_addr(ctx)
-        {
-            let slot = crate::cluster::key_slot(argv[k]);
-            reject(ctx, &format!("MOVED {slot} {primary}"));
+    // Cluster mode: keyed commands run only where their slot lives (Redis checks this
+    // before queueing in MULTI, and for EXEC across everything queued).
+    if ctx.st.cluster.is_some() && !ctx.st.applying && !ctx.in_exec {
+        let asking = ctx.client.asking;
+        // ASKING lasts one command (or one transaction).
+        if cmd.name != "asking" && (ctx.client.multi.is_none() || cmd.name == "exec") && cmd.name != "multi" {
+            ctx.client.asking = false;
+        }
+        if let Some(e) = crate::cluster::route(ctx, cmd, argv, asking) {
+            if cmd.name == "exec" {
+                ctx.client.multi = None;
+                crate::multi::unwatch_all(ctx.st, ctx.client);
+                ctx.err(&e);
+                return;
+            }
+            reject(ctx, &e);
             return;
         }
+    }
+    // A replica takes writes only from its primary's log.
+    if ctx.st.replica_mode && !ctx.st.applying && cmd.is_write() {
         reject(ctx, "READONLY You can't write against a read only replica.");
         return;
     }

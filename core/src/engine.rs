@@ -57,6 +57,8 @@ pub struct State {
     pub expire_cursor_db: usize,
     /// `name:value` lines the host reports for INFO replication and ROLE.
     pub role_info: Vec<(alloc::string::String, alloc::string::String)>,
+    /// Cluster mode: the slot map and the nodes, parsed from `role_info` (None: off).
+    pub cluster: Option<crate::cluster::ClusterMap>,
     /// Pub/sub subscriptions and the messages not yet handed to the host.
     pub pubsub: crate::pubsub::PubSub,
     /// Clients blocked on keys, per key in blocking order (see `blocked`).
@@ -102,6 +104,7 @@ impl Engine {
                 lastsave: 0,
                 expire_cursor_db: 0,
                 role_info: Vec::new(),
+                cluster: None,
                 pubsub: Default::default(),
                 blocking: Default::default(),
             },
@@ -262,6 +265,7 @@ impl Engine {
                     let mut lines = text.lines();
                     self.st.replica_mode = lines.next() == Some("replica");
                     self.st.role_info = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.into(), v.into())).collect();
+                    self.st.cluster = crate::cluster::ClusterMap::from_facts(&self.st.role_info);
                     batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
                 }
                 _ => batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b""),

@@ -334,6 +334,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("role", 1, NOSCRIPT | LOADING | STALE | FAST, NK, "server", "2.8.12", "Returns the replication role.", server::role),
     cmd!("wait", 3, NOSCRIPT, NK, "generic", "3.0.0", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", server::wait),
     container!("cluster", -2, "cluster", "3.0.0", "A container for Redis Cluster commands.", &CLUSTER_SUBCOMMANDS),
+    cmd!("readonly", 1, LOADING | STALE | FAST, NK, "cluster", "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.", cluster::readonly),
+    cmd!("readwrite", 1, LOADING | STALE | FAST, NK, "cluster", "3.0.0", "Enables read-write queries for a connection to a Reids Cluster replica node.", cluster::readonly),
+    cmd!("asking", 1, FAST, NK, "cluster", "3.0.0", "Signals that a cluster client is following an -ASK redirect.", cluster::asking),
     cmd!("lastsave", 1, LOADING | STALE | FAST, NK, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
     // generic keyspace
     cmd!("del", -2, W, KALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del),

@@ -43,6 +43,9 @@ fn nodes_cluster_json_cluster_commands_and_wait() {
         assert_eq!(int(e.request(&[b"WAIT", b"2", b"10000"]).await.unwrap()), 2);
         for r in &replicas {
             let mut rc = Conn::connect(&format!("127.0.0.1:{}", r.port)).await.unwrap();
+            // A Redis Cluster replica sends reads to the primary unless asked for READONLY.
+            assert_eq!(rc.request(&[b"GET", b"w"]).await.unwrap(), Reply::Error(format!("MOVED 3696 127.0.0.1:{}", primary.port)));
+            assert_eq!(rc.request(&[b"READONLY"]).await.unwrap(), Reply::Simple("OK".into()));
             assert_eq!(rc.request(&[b"GET", b"w"]).await.unwrap(), Reply::Bulk(Some(b"1".to_vec())));
         }
         // More replicas than exist: the timeout decides, and the answer is the count.

@@ -1,6 +1,7 @@
 //! memoria-host: the RESP server around the WebAssembly engine.
 
 pub mod blocking;
+pub mod cluster;
 pub mod conn;
 pub mod durable;
 pub mod lease;

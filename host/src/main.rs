@@ -40,6 +40,11 @@ struct NodeArgs {
     /// the log after it. Default: <data-dir>/snapshots.
     #[arg(long, env = "MEMORIA_SNAPSHOT_STORE")]
     snapshot_store: Option<String>,
+    /// Shards: each its own engine thread, log and port (shard s listens on port + s);
+    /// more than one turns cluster mode on (16384 slots split evenly at creation; the
+    /// slot map lives in the cluster log).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    shards: u16,
 }
 
 #[derive(clap::Args, Clone)]
@@ -146,6 +151,9 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
     let urls: Vec<&str> = a.log_url.iter().map(|s| s.as_str()).collect();
     let client = memoria_log::LogClient::with_endpoints(&urls, &a.log_token).map_err(|e| anyhow::anyhow!("log service: {e}"))?;
     let n = &a.node;
+    if a.cluster || n.shards > 1 {
+        return serve_cluster(&a, memoria_log::LogHandle::Remote(client)).await;
+    }
     let node = a.node_name.clone().unwrap_or_else(|| format!("{}:{}", n.bind, n.port));
     let opts = ServerOptions {
         bind: n.bind.clone(),
@@ -173,13 +181,47 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `memoria server --cluster` / `--shards N`: every shard of the cluster in this process,
+/// the slot map from the cluster log (created by the first node when the log is empty).
+async fn serve_cluster(a: &ServerArgs, api: memoria_log::LogHandle) -> anyhow::Result<()> {
+    use memoria_host::cluster::{self, sharded};
+    let n = &a.node;
+    let (topo, last) = cluster::topology::load_or_init(&api, n.shards).await?;
+    let shared = cluster::Shared::new(topo);
+    let follower = tokio::spawn(cluster::shared::follow(api.clone(), last, shared.clone()));
+    let host = a.node_name.as_deref().and_then(|nm| nm.rsplit_once(':').map(|(h, _)| h.to_string())).unwrap_or_else(|| n.bind.clone());
+    let ports = sharded::ports(&n.bind, n.port, n.shards)?;
+    let store = snapshot_store_of(n)?;
+    let lease_ms = (a.lease_ms > 0).then_some(a.lease_ms);
+    let srv = sharded::start(n.shards, &ports, Some(shared), |_s, port| ServerOptions {
+        bind: n.bind.clone(),
+        port,
+        data_dir: n.data_dir.clone(),
+        limits: limits_of(n),
+        log: Some(api.clone()),
+        node: format!("{host}:{port}"),
+        replica_of: a.replica_of.clone(),
+        lease_ms,
+        cluster: true,
+        snapshots: store.clone(),
+    })
+    .await?;
+    let addrs: Vec<String> = srv.addrs().iter().map(|a| a.to_string()).collect();
+    println!("memoria {} cluster node: {} shard(s) on {}; log: {}", env!("CARGO_PKG_VERSION"), n.shards, addrs.join(", "), a.log_url.join(", "));
+    shutdown_signal().await;
+    println!("shutting down");
+    follower.abort();
+    srv.shutdown().await;
+    Ok(())
+}
+
 async fn up(u: UpArgs) -> anyhow::Result<()> {
     let snapshots = (!u.no_snapshots).then(|| u.snapshot_policy.clone());
     if u.node.in_memory || u.single_process {
         return up_single(u.node, snapshots).await;
     }
     let a = &u.node;
-    let node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string()];
+    let node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string(), "--shards".into(), a.shards.to_string()];
     if u.lease_ms == 0 {
         anyhow::bail!("--lease-ms must be positive: the nodes elect their primary through the log");
     }
@@ -189,6 +231,7 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
         node_port_base: u.node_port_base.unwrap_or(a.port.wrapping_add(1)),
         data_dir: a.data_dir.clone().into(),
         replicas: u.replicas,
+        shards: a.shards,
         lease_ms: u.lease_ms,
         node_args,
         snapshots,
@@ -209,6 +252,9 @@ async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule:
         println!("log: embedded SQLite at {} (every write is durable before it is acknowledged)", path.display());
         Some(memoria_log::LogHandle::Embedded(core))
     };
+    if a.shards > 1 {
+        return up_single_sharded(a, log, policy).await;
+    }
     let node = format!("{}:{}", a.bind, a.port);
     let snapshots = snapshot_store_of(&a)?;
     // The scheduler watches the log here; each snapshot runs in a child process that
@@ -231,6 +277,61 @@ async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule:
     println!("shutting down");
     if let Some(s) = scheduler {
         s.abort(); // kills a snapshot child in progress; an unpublished snapshot is never read
+    }
+    srv.shutdown().await;
+    Ok(())
+}
+
+/// `memoria up --in-memory|--single-process --shards N`: one process, N shard threads on
+/// ports --port … --port + N - 1, in cluster mode.
+async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, policy: Option<memoria_host::snapshot::schedule::Policy>) -> anyhow::Result<()> {
+    use memoria_host::cluster::{self, sharded};
+    let (topo, follower) = match &log {
+        Some(api) => {
+            let (t, last) = cluster::topology::load_or_init(api, a.shards).await?;
+            (t, Some((api.clone(), last)))
+        }
+        None => (cluster::Topology::even(a.shards), None),
+    };
+    let shared = cluster::Shared::new(topo);
+    let follower = follower.map(|(api, last)| tokio::spawn(cluster::shared::follow(api, last, shared.clone())));
+    let snapshots = snapshot_store_of(&a)?;
+    let mut schedulers = Vec::new();
+    if let (Some(api), Some(store), Some(policy)) = (&log, &snapshots, policy) {
+        for s in 0..a.shards {
+            let args = vec!["--shard".into(), s.to_string(), "--data-dir".into(), a.data_dir.clone(), "--store".into(), store.url().to_string()];
+            let runner = memoria_host::snapshot::schedule::Runner::child(args, Vec::new())?;
+            schedulers.push(memoria_host::snapshot::schedule::spawn(policy.clone(), runner, api.clone(), cluster::topology::shard_log(s), store.clone(), std::time::Duration::from_secs(1)));
+        }
+    }
+    let ports = sharded::ports(&a.bind, a.port, a.shards)?;
+    let limits = limits_of(&a);
+    let srv = sharded::start(a.shards, &ports, Some(shared), |_s, port| ServerOptions {
+        bind: a.bind.clone(),
+        port,
+        data_dir: a.data_dir.clone(),
+        limits,
+        log: log.clone(),
+        node: format!("{}:{port}", a.bind),
+        replica_of: None,
+        lease_ms: None,
+        cluster: true,
+        snapshots: snapshots.clone(),
+    })
+    .await?;
+    let addrs: Vec<String> = srv.addrs().iter().map(|x| x.to_string()).collect();
+    println!("memoria {} listening on {} (cluster mode: {} shards, one engine thread each; RESP2/RESP3)", env!("CARGO_PKG_VERSION"), addrs.join(", "), a.shards);
+    if a.in_memory {
+        println!("durability: none (--in-memory): data is lost when the process stops");
+    }
+    println!("press Ctrl-C to stop");
+    shutdown_signal().await;
+    println!("shutting down");
+    for s in schedulers {
+        s.abort();
+    }
+    if let Some(f) = follower {
+        f.abort();
     }
     srv.shutdown().await;
     Ok(())

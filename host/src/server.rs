@@ -75,9 +75,27 @@ impl RunningServer {
     }
 }
 
+/// Which shard of the cluster a node serves, and the view its process shares.
+#[derive(Clone, Default)]
+pub struct Placement {
+    pub shard: u16,
+    /// Cluster mode across shards: the slot map and the other shards' nodes.
+    pub shared: Option<Arc<crate::cluster::Shared>>,
+    /// The compiled engine, shared by the shards of a process (compiling takes 50–250 ms).
+    pub factory: Option<EngineFactory>,
+}
+
 /// Binds and starts serving; returns once the port is open.
 pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
-    let factory = EngineFactory::new()?;
+    start_in(opts, Placement::default()).await
+}
+
+/// Starts a node of shard `place.shard` (its log is `shard-<n>`).
+pub async fn start_in(opts: ServerOptions, place: Placement) -> anyhow::Result<RunningServer> {
+    let factory = match place.factory.clone() {
+        Some(f) => f,
+        None => EngineFactory::new()?,
+    };
     let listener = TcpListener::bind((opts.bind.as_str(), opts.port)).await.map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", opts.bind, opts.port))?;
     let addr = listener.local_addr()?;
     let facts = ServerFacts {
@@ -91,35 +109,36 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
         ),
     };
     let mut engine = factory.instantiate(shard::seed())?;
-    const SHARD_LOG: &str = "shard-0";
+    let shard_log = crate::cluster::topology::shard_log(place.shard);
+    let shard_log_name = shard_log.as_str();
     let mut election = None;
     let role = match (opts.log, opts.replica_of) {
         (Some(api), replica_of) if opts.lease_ms.is_some() => {
             let cfg = lease::Config::new(opts.lease_ms.unwrap_or(lease::DEFAULT_LEASE_MS));
             cfg.validate().map_err(|e| anyhow::anyhow!("lease: {e}"))?;
-            api.create(SHARD_LOG).await.map_err(durable::DurableError::from)?;
-            let r = durable::replay_from_snapshot(&api, SHARD_LOG, opts.snapshots.as_ref(), &mut engine).await?;
-            tracing::info!(entries = r.data_entries, applied = r.last_id, lease_ms = cfg.lease_ms, "replayed shard-0's log; joining its elections");
+            api.create(shard_log_name).await.map_err(durable::DurableError::from)?;
+            let r = durable::replay_from_snapshot(&api, shard_log_name, opts.snapshots.as_ref(), &mut engine).await?;
+            tracing::info!(entries = r.data_entries, applied = r.last_id, lease_ms = cfg.lease_ms, "replayed the shard's log; joining its elections");
             election = Some(shard::Election { cfg, node: opts.node.clone(), tail_id: r.tail_id, max_epoch: r.max_epoch });
             let primary = replica_of.or(r.leader).unwrap_or_default();
-            shard::Role::Replica { primary, applied: r.last_id, api, name: SHARD_LOG.to_string() }
+            shard::Role::Replica { primary, applied: r.last_id, api, name: shard_log_name.to_string() }
         }
         (Some(api), None) => {
-            let r = durable::recover(api, SHARD_LOG, &opts.node, durable::LEASE_MS, opts.snapshots.as_ref(), &mut engine).await?;
-            tracing::info!(entries = r.applied_entries, effects = r.applied_effects, tail = r.log.prev_id, epoch = r.log.epoch, "recovered shard-0 from the log");
+            let r = durable::recover(api, shard_log_name, &opts.node, durable::LEASE_MS, opts.snapshots.as_ref(), &mut engine).await?;
+            tracing::info!(entries = r.applied_entries, effects = r.applied_effects, tail = r.log.prev_id, epoch = r.log.epoch, "recovered the shard from the log");
             shard::Role::Primary(Some(r.log))
         }
         (Some(api), Some(primary)) => {
-            api.create(SHARD_LOG).await.map_err(durable::DurableError::from)?;
-            let r = durable::replay_from_snapshot(&api, SHARD_LOG, opts.snapshots.as_ref(), &mut engine).await?;
-            tracing::info!(entries = r.data_entries, applied = r.last_id, "replica caught up with shard-0's log");
-            shard::Role::Replica { primary, applied: r.last_id, api, name: SHARD_LOG.to_string() }
+            api.create(shard_log_name).await.map_err(durable::DurableError::from)?;
+            let r = durable::replay_from_snapshot(&api, shard_log_name, opts.snapshots.as_ref(), &mut engine).await?;
+            tracing::info!(entries = r.data_entries, applied = r.last_id, "replica caught up with the shard's log");
+            shard::Role::Replica { primary, applied: r.last_id, api, name: shard_log_name.to_string() }
         }
         (None, Some(_)) => anyhow::bail!("a replica needs a log to follow"),
         (None, None) => shard::Role::Primary(None),
     };
-    let me = shard::Identity { node: opts.node.clone(), cluster: opts.cluster };
-    let (shard, shard_task) = shard::spawn(0, factory, engine, role, election, facts, me, opts.snapshots);
+    let me = shard::Identity { node: opts.node.clone(), cluster: opts.cluster || place.shared.is_some(), shard: place.shard, shared: place.shared.clone() };
+    let (shard, shard_task) = shard::spawn(place.shard as usize, factory, engine, role, election, facts, me, opts.snapshots);
     let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits });
     let accept_task = tokio::spawn(async move {
         loop {

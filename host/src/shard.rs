@@ -118,6 +118,10 @@ pub struct Identity {
     pub node: String,
     /// Cluster mode: CLUSTER SLOTS/SHARDS/NODES and -MOVED for writes sent to a replica.
     pub cluster: bool,
+    /// Which shard this node serves.
+    pub shard: u16,
+    /// Cluster mode across shards: the slot map and the other shards' nodes.
+    pub shared: Option<std::sync::Arc<crate::cluster::Shared>>,
 }
 
 pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts, me: Identity, snapshots: Option<SnapshotStore>) -> (ShardHandle, JoinHandle<()>) {
@@ -164,7 +168,7 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             freeze: None,
             node: me.node,
             wait_seq: 0,
-            cluster: me.cluster.then(Vec::new),
+            cluster: me.cluster.then(|| ClusterView { peers: Vec::new(), shard: me.shard, shared: me.shared, reported_version: 0 }),
             peers_task: None,
             snapshots,
             blocking: Blocking::new(),
@@ -326,12 +330,20 @@ struct Shard {
     wait_seq: u64,
     /// Cluster mode: the nodes tailing the shard's log (its replicas), as the log service
     /// last listed them.
-    cluster: Option<Vec<memoria_log::ReaderInfo>>,
+    cluster: Option<ClusterView>,
     peers_task: Option<JoinHandle<()>>,
     /// Where rebuilds start from (the newest usable snapshot), if anywhere.
     snapshots: Option<SnapshotStore>,
     /// Clients blocked by BLPOP & co.: their waiting commands and deadlines.
     blocking: Blocking,
+}
+
+struct ClusterView {
+    peers: Vec<memoria_log::ReaderInfo>,
+    shard: u16,
+    shared: Option<std::sync::Arc<crate::cluster::Shared>>,
+    /// The shared view's version last reported to the engine.
+    reported_version: u64,
 }
 
 /// Cluster mode: learns every second which nodes tail the shard's log (the replicas).
@@ -351,7 +363,8 @@ async fn watch_peers(api: LogHandle, name: String, shard: WeakUnboundedSender<Sh
 impl Shard {
     /// Cluster facts for REC_ROLE: this node, the primary, then the replicas.
     fn cluster_lines(&self, t: &mut String) {
-        let Some(peers) = self.cluster.as_ref() else { return };
+        let Some(c) = self.cluster.as_ref() else { return };
+        let peers = &c.peers;
         t.push_str("cluster_enabled:1\n");
         t.push_str(&format!("cluster_myself:{}\n", self.node));
         let primary = match (&self.replica, &self.log) {
@@ -368,9 +381,17 @@ impl Shard {
             }
             t.push_str(&format!("cluster_node:{} replica {}\n", peer.name, peer.applied));
         }
-        if self.replica.is_some() && !peers.iter().any(|p| p.name == self.node) {
+        let mut replicas: Vec<(String, u64)> = c.peers.iter().filter(|p| primary.as_ref().is_none_or(|(n, _)| *n != p.name)).map(|p| (p.name.clone(), p.applied)).collect();
+        if self.replica.is_some() && !c.peers.iter().any(|p| p.name == self.node) {
             let applied = self.replica.as_ref().map_or(0, |r| r.applied);
             t.push_str(&format!("cluster_node:{} replica {applied}\n", self.node));
+            replicas.push((self.node.clone(), applied));
+        }
+        if let Some(sh) = c.shared.as_ref() {
+            // Tell the other shards of this process who serves this one, and learn theirs.
+            replicas.sort();
+            sh.publish(c.shard, crate::cluster::ShardView { primary: primary.clone(), replicas });
+            t.push_str(&sh.facts(c.shard));
         }
     }
 
@@ -433,10 +454,10 @@ impl Shard {
                 }
             }
             ShardMsg::Peers(p) => {
-                if let Some(peers) = self.cluster.as_mut()
-                    && *peers != p
+                if let Some(c) = self.cluster.as_mut()
+                    && c.peers != p
                 {
-                    *peers = p;
+                    c.peers = p;
                     // Re-announce the role (and with it the cluster's nodes) to the engine.
                     self.reported_offset = u64::MAX;
                 }
@@ -510,8 +531,11 @@ impl Shard {
 
     /// Queues a REC_ROLE record when the offset moved since the last report.
     fn role_record(&mut self) {
+        // Read the shared version first: a change racing with this report is seen next time.
+        let version = self.cluster.as_ref().and_then(|c| c.shared.as_ref()).map_or(0, |s| s.version());
         let (offset, text) = self.role_text();
-        if offset != self.reported_offset {
+        let moved = self.cluster.as_mut().is_some_and(|c| std::mem::replace(&mut c.reported_version, version) != version);
+        if offset != self.reported_offset || moved {
             self.reported_offset = offset;
             self.batch.record(batch::REC_ROLE, 0, text.as_bytes());
         }

@@ -52,6 +52,8 @@ pub struct NodeStatus {
     pub role: String,
     pub epoch: Option<u64>,
     pub restarts: u32,
+    #[serde(default)]
+    pub shard: u16,
 }
 
 #[derive(Clone, Debug, serde::Deserialize)]
@@ -70,14 +72,21 @@ pub struct Up {
     pub node_base: u16,
     pub replicas: usize,
     pub lease_ms: Option<u64>,
+    pub shards: u16,
 }
 
 impl Up {
     /// `lease_ms` None: memoria's default lease.
     pub fn start(dir: &Path, replicas: usize, lease_ms: Option<u64>) -> Up {
+        Up::start_sharded(dir, 1, replicas, lease_ms)
+    }
+
+    /// `memoria up --shards <shards>`: node process i serves shard s on
+    /// `node_base + i * shards + s`.
+    pub fn start_sharded(dir: &Path, shards: u16, replicas: usize, lease_ms: Option<u64>) -> Up {
         let port = free_port();
-        let node_base = free_port_run(replicas as u16 + 1);
-        let mut up = Up { child: None, dir: dir.to_path_buf(), port, node_base, replicas, lease_ms };
+        let node_base = free_port_run((replicas as u16 + 1) * shards);
+        let mut up = Up { child: None, dir: dir.to_path_buf(), port, node_base, replicas, lease_ms, shards };
         up.spawn();
         up
     }
@@ -86,7 +95,7 @@ impl Up {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join("up.log")).unwrap();
         let child = Command::new(memoria_bin())
             .args(["up", "--port", &self.port.to_string(), "--node-port-base", &self.node_base.to_string()])
-            .args(["--replicas", &self.replicas.to_string()])
+            .args(["--replicas", &self.replicas.to_string(), "--shards", &self.shards.to_string()])
             .args(self.lease_ms.map(|l| ["--lease-ms".to_string(), l.to_string()]).into_iter().flatten())
             .arg("--data-dir")
             .arg(&self.dir)
@@ -104,7 +113,7 @@ impl Up {
     }
 
     pub fn node_addrs(&self) -> Vec<String> {
-        (0..=self.replicas).map(|i| format!("127.0.0.1:{}", self.node_base + i as u16)).collect()
+        (0..(self.replicas + 1) * self.shards as usize).map(|i| format!("127.0.0.1:{}", self.node_base + i as u16)).collect()
     }
 
     pub fn cluster(&self) -> Option<ClusterFile> {
@@ -136,7 +145,7 @@ impl Up {
             if let Some(c) = self.cluster()
                 && Some(c.supervisor_pid) == self.child.as_ref().map(|c| c.id())
                 && c.nodes.iter().all(|n| n.role == "primary" || n.role == "replica")
-                && c.nodes.iter().filter(|n| n.role == "primary").count() == 1
+                && (0..self.shards).all(|s| c.nodes.iter().filter(|n| n.role == "primary" && n.shard == s).count() == 1)
             {
                 return c;
             }

@@ -30,6 +30,9 @@ pub struct UpOptions {
     pub data_dir: PathBuf,
     /// Replicas per shard: `replicas + 1` nodes in all.
     pub replicas: usize,
+    /// Shards: every node process runs one node of each (node i's shard s listens on
+    /// `node_port_base + i * shards + s`).
+    pub shards: u16,
     pub lease_ms: u64,
     /// Extra arguments for every node (`memoria server …`): limits and the like.
     pub node_args: Vec<String>,
@@ -45,13 +48,14 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let data_dir = std::fs::canonicalize(&opts.data_dir)?;
     // Every port first, so a taken one fails before anything starts.
     let proxy_listener = tokio::net::TcpListener::bind((opts.bind.as_str(), opts.port)).await.with_context(|| format!("cannot listen on {}:{}", opts.bind, opts.port))?;
-    for i in 0..=opts.replicas {
+    let shards = opts.shards.max(1);
+    for i in 0..(opts.replicas + 1) * shards as usize {
         let port = opts.node_port_base + i as u16;
         // Nodes of a previous run that was killed may still be on their way out.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while let Err(e) = std::net::TcpListener::bind((opts.bind.as_str(), port)) {
             if std::time::Instant::now() >= deadline {
-                return Err(e).with_context(|| format!("port {port} for node-{} is taken (see --node-port-base)", i + 1));
+                return Err(e).with_context(|| format!("port {port} for node-{} is taken (see --node-port-base)", i / shards as usize + 1));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -76,7 +80,7 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let exe = std::env::current_exe().context("locating the memoria binary")?;
     let specs: Vec<nodes::NodeSpec> = (0..=opts.replicas)
         .map(|i| {
-            let port = opts.node_port_base + i as u16;
+            let port = opts.node_port_base + (i * shards as usize) as u16;
             nodes::NodeSpec {
                 name: format!("node-{}", i + 1),
                 port,
@@ -89,7 +93,7 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
         std::fs::create_dir_all(&s.dir)?;
     }
     let (primary_tx, primary_rx) = watch::channel::<Option<status::Primary>>(None);
-    let table = Arc::new(status::Table::new(&specs, opts.port, &connect_host(&opts.bind), &log_url, &log_path, data_dir.join("cluster.json")));
+    let table = Arc::new(status::Table::new(&specs, shards, opts.port, &connect_host(&opts.bind), &log_url, &log_path, data_dir.join("cluster.json")));
     let supervisor = nodes::Supervisor::start(exe, specs, token.clone(), table.clone()).await?;
     let poller = tokio::spawn(status::poll(table.clone(), primary_tx));
     println!("memoria {} listening on {}:{} (RESP2/RESP3; always leads to the current primary)", env!("CARGO_PKG_VERSION"), opts.bind, opts.port);
@@ -98,21 +102,21 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let proxy_task = tokio::spawn(proxy::serve(proxy_listener, connect_host(&opts.bind), primary_rx));
     // Snapshots: decided here from the log's growth, each taken by a child `memoria
     // snapshot` process reading the log over HTTP like the nodes; truncation follows.
-    let scheduler = match opts.snapshots.clone() {
-        Some(policy) => {
-            let args = vec!["--shard".into(), "0".into(), "--log-url".into(), log_url.clone(), "--store".into(), store.url().to_string()];
+    let mut schedulers = Vec::new();
+    if let Some(policy) = opts.snapshots.clone() {
+        for s in 0..shards {
+            let args = vec!["--shard".into(), s.to_string(), "--log-url".into(), log_url.clone(), "--store".into(), store.url().to_string()];
             let runner = crate::snapshot::schedule::Runner::child(args, vec![("MEMORIA_LOG_TOKEN".into(), token.clone())])?;
-            println!("snapshots: {} (scheduled from the log's growth; the log is truncated behind them)", store.url());
-            Some(crate::snapshot::schedule::spawn(policy, runner, log_api, "shard-0".into(), store, Duration::from_secs(1)))
+            schedulers.push(crate::snapshot::schedule::spawn(policy.clone(), runner, log_api.clone(), crate::cluster::topology::shard_log(s), store.clone(), Duration::from_secs(1)));
         }
-        None => None,
-    };
+        println!("snapshots: {} (scheduled from the log's growth; the log is truncated behind them)", store.url());
+    }
 
     stop.await;
     println!("shutting down");
     proxy_task.abort();
     poller.abort();
-    if let Some(s) = scheduler {
+    for s in schedulers {
         s.abort(); // kills a snapshot child in progress; an unpublished snapshot is never read
     }
     supervisor.stop(Duration::from_secs(10)).await;

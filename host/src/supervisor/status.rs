@@ -38,6 +38,9 @@ pub struct NodeStatus {
     pub offset: Option<u64>,
     /// Times the node was started again after it died.
     pub restarts: u32,
+    /// The shard this node serves (each node process serves one node of every shard).
+    #[serde(default)]
+    pub shard: u16,
 }
 
 /// `<data-dir>/cluster.json`.
@@ -45,14 +48,21 @@ pub struct NodeStatus {
 pub struct ClusterFile {
     /// The stable client endpoint (leads to the current primary).
     pub endpoint: String,
-    /// The current primary's node name, if one is serving.
+    /// The current primary's node name (of shard 0), if one is serving.
     pub primary: Option<String>,
+    /// Shards of the cluster (`nodes` lists one entry per node process and shard).
+    #[serde(default = "one")]
+    pub shards: u16,
     pub nodes: Vec<NodeStatus>,
     pub log: LogFacts,
     /// Whether the supervisor is running.
     pub running: bool,
     pub supervisor_pid: u32,
     pub updated_unix_ms: u64,
+}
+
+fn one() -> u16 {
+    1
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -71,43 +81,51 @@ pub struct Primary {
 
 pub struct Table {
     state: Mutex<ClusterFile>,
+    /// Entries per node process (its shards).
+    per: usize,
     bind: String,
     path: PathBuf,
 }
 
 impl Table {
-    pub fn new(specs: &[NodeSpec], port: u16, bind: &str, log_url: &str, log_path: &Path, path: PathBuf) -> Table {
-        let nodes = specs.iter().map(|s| NodeStatus { name: s.name.clone(), port: s.port, pid: None, role: NodeRole::Down, epoch: None, offset: None, restarts: 0 }).collect();
+    pub fn new(specs: &[NodeSpec], shards: u16, port: u16, bind: &str, log_url: &str, log_path: &Path, path: PathBuf) -> Table {
+        let nodes = specs.iter().flat_map(|s| (0..shards).map(move |k| NodeStatus { name: s.name.clone(), port: s.port + k, pid: None, role: NodeRole::Down, epoch: None, offset: None, restarts: 0, shard: k })).collect();
         let state = ClusterFile {
             endpoint: format!("{bind}:{port}"),
             primary: None,
+            shards,
             nodes,
             log: LogFacts { backend: "sqlite".into(), path: log_path.display().to_string(), url: log_url.to_string() },
             running: true,
             supervisor_pid: std::process::id(),
             updated_unix_ms: 0,
         };
-        let t = Table { state: Mutex::new(state), bind: bind.to_string(), path };
+        let t = Table { state: Mutex::new(state), per: shards.max(1) as usize, bind: bind.to_string(), path };
         t.save();
         t
     }
 
+    /// Node process `i` started (all its shards' entries).
     pub fn started(&self, i: usize, pid: u32, restarts: u32) {
+        let per = self.per;
         self.update(|s| {
-            let n = &mut s.nodes[i];
-            n.pid = Some(pid);
-            n.role = NodeRole::Starting;
-            n.epoch = None;
-            n.restarts = restarts;
+            for n in &mut s.nodes[i * per..(i + 1) * per] {
+                n.pid = Some(pid);
+                n.role = NodeRole::Starting;
+                n.epoch = None;
+                n.restarts = restarts;
+            }
         });
     }
 
     pub fn exited(&self, i: usize) {
+        let per = self.per;
         self.update(|s| {
-            let n = &mut s.nodes[i];
-            n.pid = None;
-            n.role = NodeRole::Down;
-            n.epoch = None;
+            for n in &mut s.nodes[i * per..(i + 1) * per] {
+                n.pid = None;
+                n.role = NodeRole::Down;
+                n.epoch = None;
+            }
         });
     }
 
@@ -131,7 +149,8 @@ impl Table {
         for (a, b) in before.nodes.iter().zip(s.nodes.iter()) {
             if a.role != b.role && b.role != NodeRole::Starting && b.role != NodeRole::Down {
                 let epoch = b.epoch.map(|e| format!(", epoch {e}")).unwrap_or_default();
-                println!("{} (pid {}, port {}): {}{epoch}", b.name, b.pid.map_or("-".into(), |p| p.to_string()), b.port, format!("{:?}", b.role).to_lowercase());
+                let shard = if s.shards > 1 { format!(" shard {}", b.shard) } else { String::new() };
+                println!("{}{shard} (pid {}, port {}): {}{epoch}", b.name, b.pid.map_or("-".into(), |p| p.to_string()), b.port, format!("{:?}", b.role).to_lowercase());
             }
         }
         if before.primary != s.primary {
@@ -152,10 +171,10 @@ impl Table {
     }
 }
 
-/// The node clients should go to: a primary, the highest epoch if two say so (a deposed
-/// primary that has not noticed yet is behind the new one's epoch).
+/// The node clients should go to: a primary of shard 0, the highest epoch if two say so
+/// (a deposed primary that has not noticed yet is behind the new one's epoch).
 fn elect_view(nodes: &[NodeStatus]) -> Option<usize> {
-    nodes.iter().enumerate().filter(|(_, n)| n.role == NodeRole::Primary).max_by_key(|(_, n)| n.epoch.unwrap_or(0)).map(|(i, _)| i)
+    nodes.iter().enumerate().filter(|(_, n)| n.role == NodeRole::Primary && n.shard == 0).max_by_key(|(_, n)| n.epoch.unwrap_or(0)).map(|(i, _)| i)
 }
 
 /// Replaces the file atomically (write aside, then rename), so readers never see half.
@@ -280,7 +299,7 @@ mod tests {
     use super::*;
 
     fn node(name: &str, role: NodeRole, epoch: Option<u64>) -> NodeStatus {
-        NodeStatus { name: name.into(), port: 0, pid: Some(1), role, epoch, offset: None, restarts: 0 }
+        NodeStatus { name: name.into(), port: 0, pid: Some(1), role, epoch, offset: None, restarts: 0, shard: 0 }
     }
 
     #[test]

@@ -1,0 +1,148 @@
+//! Cluster mode in the engine: routing of keyed commands by slot (-MOVED, -CROSSSLOT,
+//! -ASK/ASKING, -TRYAGAIN, READONLY on replicas, EXEC across queued commands), SELECT
+//! limited to db 0, and the CLUSTER replies built from the host's slot map.
+
+mod cmdutil;
+mod common;
+
+use cmdutil::*;
+use common::*;
+use memoria_core::batch::{self, BatchWriter};
+
+/// Gives the engine its role and cluster facts, as the host does in REC_ROLE.
+fn role(h: &mut H, text: &str) {
+    let mut b = BatchWriter::new();
+    b.record(batch::REC_ROLE, 0, text.as_bytes());
+    h.e.execute(&b.buf, h.now_ms * 1000, 1);
+}
+
+/// Shard 0 (this node, 127.0.0.1:7000) owns 0-8191; shard 1 (127.0.0.1:7001) the rest;
+/// 127.0.0.1:7002 replicates shard 0.
+const TWO: &str = "primary\noffset:0\ncluster_enabled:1\ncluster_myself:127.0.0.1:7000\ncluster_myshard:0\ncluster_slots:0 0-8191\ncluster_slots:1 8192-16383\ncluster_node:127.0.0.1:7000 master 0 0\ncluster_node:127.0.0.1:7001 master 0 1\ncluster_node:127.0.0.1:7002 replica 0 0\n";
+
+#[test]
+fn routing_by_slot() {
+    let mut h = H::new();
+    role(&mut h, TWO);
+    // "foo" is slot 12182 (shard 1), "bar" 5061 and "{b}…" 3300 are here.
+    ck(&mut h, "SET foo 1", err("MOVED 12182 127.0.0.1:7001"));
+    ck(&mut h, "GET foo", err("MOVED 12182 127.0.0.1:7001"));
+    ck(&mut h, "SET bar 1", "+OK\r\n");
+    ck(&mut h, "GET bar", bulk("1"));
+    ck(&mut h, "MSET bar 1 foo 2", err("CROSSSLOT Keys in request don't hash to the same slot"));
+    ck(&mut h, "MSET {b}x 1 {b}y 2", "+OK\r\n");
+    ck(&mut h, "MGET {b}x {b}y", bulks(&["1", "2"]));
+    // The same key twice is one slot.
+    ck(&mut h, "MGET bar bar", bulks(&["1", "1"]));
+    // Keyless commands run anywhere.
+    ck(&mut h, "PING", "+PONG\r\n");
+    ck(&mut h, "DBSIZE", int(3));
+    // Database 0 only.
+    ck(&mut h, "SELECT 1", err("ERR SELECT is not allowed in cluster mode"));
+    ck(&mut h, "SELECT 0", "+OK\r\n");
+    // A redirected command inside MULTI aborts the transaction, as in Redis.
+    ck(&mut h, "MULTI", "+OK\r\n");
+    ck(&mut h, "SET bar 2", "+QUEUED\r\n");
+    ck(&mut h, "SET foo 2", err("MOVED 12182 127.0.0.1:7001"));
+    ck(&mut h, "EXEC", err("EXECABORT Transaction discarded because of previous errors."));
+    // EXEC checks that everything queued shares one slot, and discards it if not.
+    ck(&mut h, "MULTI", "+OK\r\n");
+    ck(&mut h, "SET bar 3", "+QUEUED\r\n");
+    ck(&mut h, "SET {b}x 3", "+QUEUED\r\n");
+    ck(&mut h, "EXEC", err("CROSSSLOT Keys in request don't hash to the same slot"));
+    ck(&mut h, "GET bar", bulk("1"));
+    ck(&mut h, "EXEC", err("ERR EXEC without MULTI"));
+    ck(&mut h, "MULTI", "+OK\r\n");
+    ck(&mut h, "SET {b}x 4", "+QUEUED\r\n");
+    ck(&mut h, "GET {b}y", "+QUEUED\r\n");
+    ck(&mut h, "EXEC", "*2\r\n+OK\r\n$1\r\n2\r\n");
+}
+
+#[test]
+fn cluster_replies_from_the_slot_map() {
+    let mut h = H::new();
+    role(&mut h, TWO);
+    let slots = h.c("CLUSTER SLOTS");
+    assert!(slots.starts_with("*2\r\n*4\r\n:0\r\n:8191\r\n*4\r\n$9\r\n127.0.0.1\r\n:7000\r\n"), "{slots:?}");
+    assert!(slots.contains(":8192\r\n:16383\r\n*4\r\n$9\r\n127.0.0.1\r\n:7001\r\n"), "{slots:?}");
+    let nodes = bulk_text(&h.c("CLUSTER NODES"));
+    let lines: Vec<&str> = nodes.lines().collect();
+    assert_eq!(lines.len(), 3, "{nodes}");
+    assert!(lines[0].contains(" 127.0.0.1:7000@17000 myself,master - 0 0 0 connected 0-8191"), "{nodes}");
+    assert!(lines[1].contains(" 127.0.0.1:7001@17001 master - 0 0 0 connected 8192-16383"), "{nodes}");
+    assert!(lines[2].contains(" 127.0.0.1:7002@17002 slave "), "{nodes}");
+    let info = bulk_text(&h.c("CLUSTER INFO"));
+    assert!(info.contains("cluster_state:ok") && info.contains("cluster_size:2") && info.contains("cluster_known_nodes:3"), "{info}");
+    let shards = h.c("CLUSTER SHARDS");
+    assert!(shards.starts_with("*2\r\n"), "{shards:?}");
+    assert_ne!(h.c("CLUSTER MYSHARDID"), {
+        let mut o = H::new();
+        role(&mut o, &TWO.replace("cluster_myshard:0", "cluster_myshard:1"));
+        o.c("CLUSTER MYSHARDID")
+    });
+    // A slot nobody owns.
+    role(&mut h, &TWO.replace("cluster_slots:1 8192-16383", "cluster_slots:1 8192-12000"));
+    ck(&mut h, "GET foo", err("CLUSTERDOWN Hash slot not served"));
+    assert!(bulk_text(&h.c("CLUSTER INFO")).contains("cluster_state:fail"));
+}
+
+#[test]
+fn migrating_and_importing_slots() {
+    // Source: slot 3300 ({b}) migrating to 7001.
+    let mut h = H::new();
+    role(&mut h, TWO);
+    ck(&mut h, "SET {b}1 here", "+OK\r\n");
+    role(&mut h, &format!("{TWO}cluster_migrating:3300 127.0.0.1:7001\n"));
+    // Keys it still holds are served here (writes too).
+    ck(&mut h, "SET {b}1 here", "+OK\r\n");
+    ck(&mut h, "GET {b}1", bulk("here"));
+    ck(&mut h, "GET {b}2", err("ASK 3300 127.0.0.1:7001"));
+    ck(&mut h, "SET {b}2 x", err("ASK 3300 127.0.0.1:7001"));
+    ck(&mut h, "MGET {b}1 {b}2", err("TRYAGAIN Multiple keys request during rehashing of slot"));
+    assert!(bulk_text(&h.c("CLUSTER NODES")).contains("[3300->-"));
+
+    // Target: shard 1 importing 3300 from 7000, which still owns it.
+    let mut t = H::new();
+    let target = TWO.replace("cluster_myself:127.0.0.1:7000", "cluster_myself:127.0.0.1:7001").replace("cluster_myshard:0", "cluster_myshard:1");
+    role(&mut t, &format!("{target}cluster_importing:3300 127.0.0.1:7000\n"));
+    ck(&mut t, "GET {b}2", err("MOVED 3300 127.0.0.1:7000"));
+    ck(&mut t, "ASKING", "+OK\r\n");
+    ck(&mut t, "SET {b}2 there", "+OK\r\n");
+    // ASKING lasts one command.
+    ck(&mut t, "GET {b}2", err("MOVED 3300 127.0.0.1:7000"));
+    ck(&mut t, "ASKING", "+OK\r\n");
+    ck(&mut t, "GET {b}2", bulk("there"));
+    ck(&mut t, "ASKING", "+OK\r\n");
+    ck(&mut t, "MGET {b}2 {b}3", err("TRYAGAIN Multiple keys request during rehashing of slot"));
+    // A transaction after ASKING runs whole.
+    ck(&mut t, "ASKING", "+OK\r\n");
+    ck(&mut t, "MULTI", "+OK\r\n");
+    ck(&mut t, "SET {b}4 1", "+QUEUED\r\n");
+    ck(&mut t, "EXEC", "*1\r\n+OK\r\n");
+    ck(&mut t, "GET {b}4", err("MOVED 3300 127.0.0.1:7000"));
+}
+
+#[test]
+fn replicas_redirect_unless_readonly() {
+    let mut h = H::new();
+    role(&mut h, &TWO.replacen("primary\n", "replica\n", 1).replace("cluster_myself:127.0.0.1:7000", "cluster_myself:127.0.0.1:7002"));
+    ck(&mut h, "GET bar", err("MOVED 5061 127.0.0.1:7000"));
+    ck(&mut h, "READONLY", "+OK\r\n");
+    ck(&mut h, "GET bar", "$-1\r\n");
+    ck(&mut h, "SET bar 1", err("MOVED 5061 127.0.0.1:7000"));
+    // Slots of another shard go there, READONLY or not.
+    ck(&mut h, "GET foo", err("MOVED 12182 127.0.0.1:7001"));
+    ck(&mut h, "FLUSHALL", err("READONLY You can't write against a read only replica."));
+    ck(&mut h, "READWRITE", "+OK\r\n");
+    ck(&mut h, "GET bar", err("MOVED 5061 127.0.0.1:7000"));
+}
+
+#[test]
+fn cluster_commands_off_outside_cluster_mode() {
+    let mut h = H::new();
+    for c in ["READONLY", "READWRITE", "ASKING", "CLUSTER SLOTS"] {
+        ck(&mut h, c, err("ERR This instance has cluster support disabled"));
+    }
+    ck(&mut h, "SELECT 1", "+OK\r\n");
+    ck(&mut h, "CLUSTER KEYSLOT foo", int(12182));
+}

@@ -173,6 +173,18 @@ fn cluster_clients_work_unchanged_and_ride_through_a_failover() {
     }
     let survivor = up.cluster().unwrap().nodes.iter().find(|n| n.shard == 0 && n.role == "primary" && n.pid != victim.pid).unwrap().port;
     wait_cluster_ok(&format!("127.0.0.1:{survivor}"), 2, 1, Duration::from_secs(30));
+    // The shards of the survivor's process learn each other's new primaries within a tick
+    // or two: wait until its map no longer sends clients to the dead process.
+    let dead: Vec<u16> = up.cluster().unwrap().nodes.iter().filter(|n| n.name == victim.name).map(|n| n.port).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Command::new("redis-cli").args(["-p", &survivor.to_string(), "CLUSTER", "NODES"]).output().map(|o| {
+        let t = String::from_utf8_lossy(&o.stdout).to_string();
+        t.lines().any(|l| l.contains("master") && dead.iter().any(|p| l.contains(&format!("127.0.0.1:{p}@"))))
+    }).unwrap_or(true)
+    {
+        assert!(Instant::now() < deadline, "the survivor still lists the dead process's nodes as primaries");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     assert_eq!(redis_cli(survivor, &["GET", "foo"]), "v0");
     rt.block_on(redis_crate(&[format!("127.0.0.1:{survivor}")], 200, "two"));
     assert_eq!(run_py(&py, survivor, 200, "two"), "2 primaries");

@@ -14,6 +14,20 @@ fn text(b: &[u8]) -> String {
 /// Runs the same script on redis-server and Memoria: `block` commands are sent by waiter
 /// connections (one each, in order), then `then` by another connection; every reply of
 /// both sides must match byte for byte.
+/// Runs `script` on one connection to each server; every reply must match (HELLO's, which
+/// names the server, is only sent).
+fn same_replies(script: &[&[&str]]) {
+    let redis = RedisServer::start(&[]);
+    let memoria = Memoria::start();
+    let mut out = Vec::new();
+    for port in [redis.port, memoria.port] {
+        let mut c = Raw::connect(port);
+        let replies: Vec<String> = script.iter().map(|cmd| if cmd[0] == "HELLO" { c.cmd(cmd); "<hello>".into() } else { text(&c.cmd(cmd)) }).collect();
+        out.push(replies);
+    }
+    assert_eq!(out[0], out[1], "redis (left) vs memoria (right)");
+}
+
 fn same_on_both(block: &[&[&str]], then: &[&[&str]]) {
     same_on_both_after(&[], block, then)
 }
@@ -66,8 +80,6 @@ fn bzmpop_counts_and_nested_replies() {
 
 #[test]
 fn immediate_pops_errors_and_timeouts() {
-    let redis = RedisServer::start(&[]);
-    let memoria = Memoria::start();
     let script: &[&[&str]] = &[
         &["ZADD", "z", "1", "a", "2", "b"],
         &["BZPOPMIN", "nokey", "z", "0"],
@@ -93,13 +105,7 @@ fn immediate_pops_errors_and_timeouts() {
         &["BZPOPMIN", "z", "0"],
         &["BZPOPMIN", "z", "0.05"],
     ];
-    let mut out = Vec::new();
-    for port in [redis.port, memoria.port] {
-        let mut c = Raw::connect(port);
-        let replies: Vec<String> = script.iter().map(|cmd| if cmd[0] == "HELLO" { c.cmd(cmd); "<hello>".into() } else { text(&c.cmd(cmd)) }).collect();
-        out.push(replies);
-    }
-    assert_eq!(out[0], out[1], "redis (left) vs memoria (right)");
+    same_replies(script);
 }
 
 #[test]
@@ -164,8 +170,6 @@ fn xreadgroup_waiters_learn_that_their_group_or_stream_is_gone() {
 
 #[test]
 fn xread_block_times_out_and_never_blocks_inside_multi() {
-    let redis = RedisServer::start(&[]);
-    let memoria = Memoria::start();
     let script: &[&[&str]] = &[
         &["XREAD", "BLOCK", "30", "STREAMS", "s", "$"],
         &["XREAD", "BLOCK", "-1", "STREAMS", "s", "$"],
@@ -182,11 +186,5 @@ fn xread_block_times_out_and_never_blocks_inside_multi() {
         &["HELLO", "3"],
         &["XREAD", "BLOCK", "30", "STREAMS", "s", "$"],
     ];
-    let mut out = Vec::new();
-    for port in [redis.port, memoria.port] {
-        let mut c = Raw::connect(port);
-        let replies: Vec<String> = script.iter().map(|cmd| if cmd[0] == "HELLO" { c.cmd(cmd); "<hello>".into() } else { text(&c.cmd(cmd)) }).collect();
-        out.push(replies);
-    }
-    assert_eq!(out[0], out[1], "redis (left) vs memoria (right)");
+    same_replies(script);
 }

@@ -50,6 +50,8 @@ pub const KEYWORDS: &[&str] = &[
     "list-max-listpack-size", "stream-node-max-entries", "stream-node-max-bytes", "notify-keyspace-events", "KEA", "Ex", "AKE",
     "maxmemory-samples", "hll-sparse-max-bytes", "lfu-log-factor", "*", "h?llo", "[a-c]*", "\\", "k*", "2", "3", "RESP3", "AUTH",
     "default", "ch1", "ch*", "__keyspace@0__:*", "string", "hash", "list", "set", "zset", "stream", "ALL", "WITHVALUES", "IDX",
+    // SORT / SORT_RO
+    "BY", "ALPHA", "ASC", "DESC", "STORE", "nosort", "#", "w_*", "h*->f1", "*->f2", "k:*",
 ];
 
 /// One client command or a batch-level event.

@@ -6,6 +6,7 @@
 #
 #   benches/load/run.sh                      # GET,SET,ZADD,SADD; -d 100; 1M keys; 50 clients; P=1,16
 #   benches/load/run.sh -t get,set,incr -P "1 16 64" -k 5 -s 10
+#   benches/load/run.sh --tls -t get,set       # both servers over TLS only (test CA made here)
 #
 # Needs redis-server, redis-benchmark and redis-cli (Debian: apt-get install redis-server
 # redis-tools) and a release build of memoria (cargo build --release -p memoria-host).
@@ -34,6 +35,10 @@ usage: benches/load/run.sh [options]
                 instances with quorum synchronous replication, one log service per AZ)
                 and two `memoria server` nodes; the primary is measured (compare with
                 -R "--appendonly yes --appendfsync everysec")
+  --tls         both servers serve RESP over TLS only (redis-server --port 0 --tls-port,
+                memoria --port 0 --tls-port; a CA and a certificate for 127.0.0.1 are made
+                with openssl; no client certificates) and redis-benchmark runs with
+                --tls --cacert
   --no-preload  do not load all KEYS keys into both servers before measuring
   -o FILE       also write the markdown table to FILE
   -h            this help
@@ -57,6 +62,7 @@ redis_args="${REDIS_ARGS:-}"
 preload=1
 durable=0
 pg3az=0
+tls=0
 outfile=""
 
 while [[ $# -gt 0 ]]; do
@@ -75,6 +81,7 @@ while [[ $# -gt 0 ]]; do
         --no-preload) preload=0; shift ;;
         --durable) durable=1; shift ;;
         --pg3az) durable=1; pg3az=1; shift ;;
+        --tls) tls=1; shift ;;
         -o) outfile="$2"; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
@@ -143,9 +150,30 @@ free_port3() {
     done
 }
 
+# TLS: a throwaway CA and a server certificate for 127.0.0.1; clients trust the CA.
+tls_args=()
+if [[ $tls == 1 ]]; then
+    [[ $pg3az == 0 ]] || { echo "--tls with --pg3az is not supported" >&2; exit 2; }
+    command -v openssl >/dev/null || { echo "openssl not found (needed for --tls)" >&2; exit 1; }
+    mkdir -p "$work/tls"
+    (
+        cd "$work/tls"
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=memoria bench CA"
+        openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1"
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >ext.cnf
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile ext.cnf -out server.pem
+    ) >"$work/tls/openssl.log" 2>&1 || { echo "making test certificates failed:" >&2; cat "$work/tls/openssl.log" >&2; exit 1; }
+    tls_args=(--tls --cacert "$work/tls/ca.pem")
+    mode="$mode, TLS"
+fi
+# The server side of --tls for either server: TLS only, on the port given.
+tls_server_args() { # port
+    echo "--port 0 --tls-port $1 --tls-cert-file $work/tls/server.pem --tls-key-file $work/tls/server.key --tls-ca-cert-file $work/tls/ca.pem --tls-auth-clients no"
+}
+
 wait_ready() { # port name pid
     for _ in $(seq 300); do
-        if [[ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" == "PONG" ]]; then return 0; fi
+        if [[ "$(redis-cli -h 127.0.0.1 -p "$1" "${tls_args[@]}" ping 2>/dev/null)" == "PONG" ]]; then return 0; fi
         kill -0 "$3" 2>/dev/null || { echo "$2 exited during startup; its log:" >&2; cat "$work/$2.log" >&2; exit 1; }
         sleep 0.1
     done
@@ -154,8 +182,10 @@ wait_ready() { # port name pid
 }
 
 redis_port=$(free_port)
+redis_listen="--port $redis_port"
+[[ $tls == 1 ]] && redis_listen=$(tls_server_args "$redis_port")
 # shellcheck disable=SC2086
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+redis-server $redis_listen --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
     --dir "$work" --logfile "$work/redis.log" $redis_args &
 pids+=($!)
 wait_ready "$redis_port" redis $!
@@ -200,8 +230,18 @@ else
         while [[ "$node_base" == "$redis_port" || "$node_base" == "$memoria_port" ]]; do node_base=$(free_port); done
         node_args=(--node-port-base "$node_base")
     fi
+    memoria_listen="--port $memoria_port"
+    if [[ $tls == 1 ]]; then
+        if [[ $durable == 1 ]]; then
+            # The supervisor keeps a plaintext endpoint; nodes get TLS ports from here.
+            node_tls_base=$(free_port)
+            memoria_listen="--port $(free_port) $(tls_server_args "$memoria_port" | sed 's/^--port 0 //') --node-tls-port-base $node_tls_base"
+        else
+            memoria_listen=$(tls_server_args "$memoria_port")
+        fi
+    fi
     # shellcheck disable=SC2086
-    "$memoria_bin" up --port "$memoria_port" --bind 127.0.0.1 --data-dir "$work/memoria-data" \
+    "$memoria_bin" up $memoria_listen --bind 127.0.0.1 --data-dir "$work/memoria-data" \
         --console-port "$console_port" "${node_args[@]}" $memoria_args >"$work/memoria.log" 2>&1 &
     pids+=($!)
     wait_ready "$memoria_port" memoria $!
@@ -212,6 +252,9 @@ else
         primary_port=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(n["port"] for n in d["nodes"] if n["role"]=="primary"))' "$cluster_json")
         mode="$mode, primary node port $primary_port (replicas: $(grep -c '"replica"' "$cluster_json" || true))"
         memoria_port=$primary_port
+        if [[ $tls == 1 ]]; then
+            memoria_port=$((node_tls_base + primary_port - node_base))
+        fi
         wait_ready "$memoria_port" memoria-primary "${pids[-1]}"
     fi
 
@@ -227,9 +270,9 @@ if [[ $preload == 1 ]]; then
         awk -v n="$keyspace" -v d="$datasize" 'BEGIN {
             v = sprintf("%*s", d, ""); gsub(/ /, "x", v);
             for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$%d\r\n%s\r\n", i, d, v
-        }' | redis-cli -h 127.0.0.1 -p "${port[$s]}" --pipe >"$work/preload-$s.log" 2>&1 \
+        }' | redis-cli -h 127.0.0.1 -p "${port[$s]}" "${tls_args[@]}" --pipe >"$work/preload-$s.log" 2>&1 \
             || { echo "preloading $s failed:" >&2; cat "$work/preload-$s.log" >&2; exit 1; }
-        dbsize=$(redis-cli -h 127.0.0.1 -p "${port[$s]}" dbsize)
+        dbsize=$(redis-cli -h 127.0.0.1 -p "${port[$s]}" "${tls_args[@]}" dbsize)
         [[ "$dbsize" -ge "$keyspace" ]] || { echo "$s holds $dbsize keys after preloading $keyspace" >&2; exit 1; }
     done
 fi
@@ -237,7 +280,7 @@ fi
 # One redis-benchmark run; prints "rps p50 p99" (latencies in ms).
 bench() { # server test pipeline n
     local out line
-    out=$(redis-benchmark -h 127.0.0.1 -p "${port[$1]}" -t "$2" -P "$3" -n "$4" -c "$clients" \
+    out=$(redis-benchmark -h 127.0.0.1 -p "${port[$1]}" "${tls_args[@]}" -t "$2" -P "$3" -n "$4" -c "$clients" \
         -d "$datasize" -r "$keyspace" --csv 2>"$work/bench.err") \
         || { echo "redis-benchmark against $1 failed:" >&2; cat "$work/bench.err" >&2; exit 1; }
     # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"

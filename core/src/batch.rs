@@ -58,6 +58,11 @@ pub const REC_PUSH: u8 = 9;
 pub const REC_UNBLOCK: u8 = 6;
 /// Output only, extra: a blocked client's command is answered (see the module comment).
 pub const REC_UNBLOCKED: u8 = 7;
+/// Connection limits the host enforces (`config::HOST_PARAMS`), as `name value\n` lines.
+/// Input: the host sets them (its flags, or its current values for a rebuilt engine).
+/// Output only as an extra record (no input record; it follows the command's record):
+/// a CONFIG SET succeeded, here are the current values.
+pub const REC_CONFIG: u8 = 10;
 
 /// The client asked to be disconnected after this reply (QUIT).
 pub const OUT_CLOSE: u8 = 1;
@@ -72,6 +77,10 @@ pub const OUT_BLOCKED: u8 = 8;
 pub const OUT_DEFERRED: u8 = 16;
 /// This record answers the client's blocked command: the host releases the client.
 pub const OUT_UNBLOCKED: u8 = 32;
+/// After this command the client is subscribed to something (Redis's CLIENT_PUBSUB): its
+/// output is limited by the `pubsub` class of `client-output-buffer-limit`, and the idle
+/// `timeout` spares it.
+pub const OUT_PUBSUB: u8 = 64;
 
 #[derive(Default)]
 pub struct BatchWriter {

@@ -41,6 +41,9 @@ enum Kind {
     Str,
     /// Reported but not settable at runtime.
     Immutable,
+    /// `client-output-buffer-limit`: `<class> <hard> <soft> <soft-seconds>` groups; a SET
+    /// changes only the classes it names (as Redis).
+    OutputBufferLimit,
 }
 
 struct Param {
@@ -70,6 +73,15 @@ const PARAMS: &[Param] = &[
     Param { name: "client-query-buffer-limit", alias: None, kind: Kind::Memory(1 << 20), default: "1073741824" },
     Param { name: "maxclients", alias: None, kind: Kind::Int(1, u32::MAX as i64), default: "10000" },
     Param { name: "timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "0" },
+    Param { name: "client-output-buffer-limit", alias: None, kind: Kind::OutputBufferLimit, default: OBUF_DEFAULT },
+    // Memoria's own: a client that sent part of a command and then nothing for this many
+    // seconds is dropped (0: never), so half-sent requests cannot pile up.
+    Param { name: "partial-request-timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "30" },
+    Param { name: "tls-port", alias: None, kind: Kind::Immutable, default: "0" },
+    Param { name: "tls-cert-file", alias: None, kind: Kind::Immutable, default: "" },
+    Param { name: "tls-key-file", alias: None, kind: Kind::Immutable, default: "" },
+    Param { name: "tls-ca-cert-file", alias: None, kind: Kind::Immutable, default: "" },
+    Param { name: "tls-auth-clients", alias: None, kind: Kind::Immutable, default: "yes" },
     Param { name: "tcp-keepalive", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "300" },
     Param { name: "hz", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "10" },
     Param { name: "active-expire-effort", alias: None, kind: Kind::Int(1, 10), default: "1" },
@@ -93,6 +105,60 @@ const PARAMS: &[Param] = &[
     Param { name: "bind", alias: None, kind: Kind::Immutable, default: "127.0.0.1" },
     Param { name: "dir", alias: None, kind: Kind::Immutable, default: "./memoria-data" },
 ];
+
+const OBUF_DEFAULT: &str = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+
+/// The parameters the host enforces (connection limits): after a CONFIG SET the engine
+/// hands their values to the host (`batch::REC_CONFIG`), and the host sets them at start.
+pub const HOST_PARAMS: &[&str] = &["maxclients", "timeout", "client-output-buffer-limit", "partial-request-timeout", "client-query-buffer-limit", "proto-max-bulk-len"];
+
+/// One class of `client-output-buffer-limit` (0 = no limit).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct OutputLimit {
+    pub hard: u64,
+    pub soft: u64,
+    pub soft_seconds: u64,
+}
+
+/// `client-output-buffer-limit` by class, as Redis keeps it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct OutputLimits {
+    pub normal: OutputLimit,
+    pub replica: OutputLimit,
+    pub pubsub: OutputLimit,
+}
+
+impl OutputLimits {
+    /// Applies `value` (Redis's `updateClientOutputBufferLimit`: all groups are checked
+    /// before any is applied; classes not named keep their limits).
+    pub fn update(&mut self, value: &str) -> Result<(), &'static str> {
+        let args: Vec<&str> = value.split_ascii_whitespace().collect();
+        if args.len() % 4 != 0 {
+            return Err("Wrong number of arguments in buffer limit configuration.");
+        }
+        let mut next = *self;
+        for g in args.chunks(4) {
+            let class = match g[0].to_ascii_lowercase().as_str() {
+                "normal" => &mut next.normal,
+                "slave" | "replica" => &mut next.replica,
+                "pubsub" => &mut next.pubsub,
+                _ => return Err("Invalid client class specified in buffer limit configuration."),
+            };
+            let bad = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            let hard = parse_memory(g[1]).ok_or(bad)?;
+            let soft = parse_memory(g[2]).ok_or(bad)?;
+            let secs = g[3].parse::<i64>().ok().filter(|&n| n >= 0).ok_or(bad)?;
+            *class = OutputLimit { hard, soft, soft_seconds: secs as u64 };
+        }
+        *self = next;
+        Ok(())
+    }
+
+    pub fn render(&self) -> String {
+        let c = |n: &str, l: &OutputLimit| format!("{} {} {} {}", n, l.hard, l.soft, l.soft_seconds);
+        format!("{} {} {}", c("normal", &self.normal), c("slave", &self.replica), c("pubsub", &self.pubsub))
+    }
+}
 
 /// Parses a memory value like redis.conf's `memtoull`: digits with an optional
 /// k/kb/m/mb/g/gb suffix (k = 1000, kb = 1024).
@@ -141,6 +207,8 @@ pub struct Config {
     pub notify_flags: u32,
     pub stream_node_max_bytes: u64,
     pub stream_node_max_entries: i64,
+    /// A CONFIG SET succeeded since the engine last told the host its parameters.
+    pub host_changed: bool,
 }
 
 impl Default for Config {
@@ -161,6 +229,7 @@ impl Default for Config {
             notify_flags: 0,
             stream_node_max_bytes: 4096,
             stream_node_max_entries: 100,
+            host_changed: false,
         };
         c.refresh();
         c
@@ -251,10 +320,19 @@ impl Config {
                     None => return Err(fail("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")),
                 },
                 Kind::Str => v,
+                Kind::OutputBufferLimit => {
+                    let mut l = OutputLimits::default();
+                    let _ = l.update(&staged[i]);
+                    match l.update(&v) {
+                        Ok(()) => l.render(),
+                        Err(why) => return Err(fail(why)),
+                    }
+                }
             };
         }
         self.values = staged;
         self.refresh();
+        self.host_changed = true;
         if let Some(f) = notify {
             self.notify_flags = f;
         }
@@ -282,6 +360,18 @@ impl Config {
         self.notify_flags = parse_notify(self.value("notify-keyspace-events").unwrap_or("")).unwrap_or(0);
         self.stream_node_max_bytes = self.num("stream-node-max-bytes") as u64;
         self.stream_node_max_entries = self.num("stream-node-max-entries");
+    }
+
+    /// `name value` lines of the parameters the host enforces (`HOST_PARAMS`).
+    pub fn host_values(&self) -> String {
+        let mut t = String::new();
+        for n in HOST_PARAMS {
+            t.push_str(n);
+            t.push(' ');
+            t.push_str(self.value(n).unwrap_or(""));
+            t.push('\n');
+        }
+        t
     }
 
     pub fn policy_name(&self) -> &str {
@@ -320,5 +410,20 @@ mod tests {
         assert_eq!(c.hash_max_listpack_entries, 4);
         c.set_many(&[(b"notify-keyspace-events", b"KEA")]).unwrap();
         assert_eq!(c.value("notify-keyspace-events"), Some("AKE"));
+    }
+
+    #[test]
+    fn output_buffer_limits_update_named_classes() {
+        let mut c = Config::default();
+        c.set_many(&[(b"client-output-buffer-limit", b"pubsub 1mb 512kb 10")]).unwrap();
+        assert_eq!(c.value("client-output-buffer-limit"), Some("normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 524288 10"));
+        assert!(c.host_values().contains("client-output-buffer-limit normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 524288 10\n"));
+        for bad in [&b"pubsub 1mb 1mb"[..], b"master 1 1 1", b"normal x 1 1", b"normal 1 1 -1"] {
+            assert!(c.set_many(&[(b"client-output-buffer-limit", bad)]).is_err(), "{:?}", bad);
+        }
+        let mut l = OutputLimits::default();
+        l.update(c.value("client-output-buffer-limit").unwrap()).unwrap();
+        assert_eq!(l.pubsub, OutputLimit { hard: 1 << 20, soft: 512 << 10, soft_seconds: 10 });
+        assert_eq!(l.replica.hard, 268435456);
     }
 }

@@ -260,6 +260,15 @@ impl Engine {
                     }
                     batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
                 }
+                batch::REC_CONFIG => {
+                    for line in rec.payload.split(|&b| b == b'\n') {
+                        let line = core::str::from_utf8(line).unwrap_or("");
+                        if let Some((k, v)) = line.split_once(' ') {
+                            self.st.config.set_fixed(k, v);
+                        }
+                    }
+                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
+                }
                 batch::REC_ROLE => {
                     let text = alloc::string::String::from_utf8_lossy(rec.payload);
                     let mut lines = text.lines();
@@ -318,6 +327,9 @@ impl Engine {
         if client.resp3 {
             flags |= batch::OUT_RESP3;
         }
+        if client.subs.active() {
+            flags |= batch::OUT_PUBSUB;
+        }
         if let Some(req) = block {
             let b = crate::blocked::Blocked {
                 db: client.db,
@@ -357,6 +369,11 @@ impl Engine {
             batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
         }
         self.clients[slot] = Some(client);
+        if self.st.config.host_changed {
+            self.st.config.host_changed = false;
+            let values = self.st.config.host_values();
+            batch::write_out(out, batch::REC_CONFIG, id, 0, values.as_bytes(), b"");
+        }
         self.flush_pushes(out);
         for (target, error) in unblock {
             self.unblock_client(target, error, batch::REC_UNBLOCKED, out);

@@ -4,13 +4,18 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
 use bytes::BytesMut;
 use memoria_core::batch::{self, BatchWriter};
 use memoria_core::resp::{self, Frame, Limits};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc::unbounded_channel;
 
+use crate::limits::{self, HostLimits};
 use crate::shard::{ReplyMsg, ShardHandle, ShardMsg};
 
 static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
@@ -34,6 +39,8 @@ impl Default for ConnLimits {
 pub struct ConnCtx {
     pub shard: ShardHandle,
     pub limits: ConnLimits,
+    /// Limits CONFIG SET can change (and the framing limits in force).
+    pub host: Arc<HostLimits>,
 }
 
 /// What framing the read buffer produced.
@@ -131,7 +138,8 @@ fn forward(
 ) -> bool {
     records.clear();
     let mut n = 0;
-    let framed = frame_all(buf, id, &ctx.limits, records, &mut n);
+    let limits = ctx.host.conn_limits(&ctx.limits);
+    let framed = frame_all(buf, id, &limits, records, &mut n);
     if n > 0 {
         *inflight += n;
         *inflight_bytes += records.buf.len();
@@ -150,13 +158,92 @@ fn forward(
 }
 
 pub async fn serve(stream: TcpStream, ctx: Arc<ConnCtx>) {
-    let id = NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed);
     let _ = stream.set_nodelay(true);
     let addr = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
-    let (mut rd, mut wr) = stream.into_split();
+    serve_stream(stream, addr, laddr, ctx).await
+}
+
+/// Replies waiting to be written to the client: the client's output buffer, whose size
+/// `client-output-buffer-limit` bounds.
+struct OutBuf {
+    data: Vec<u8>,
+    /// Bytes of `data` already written.
+    pos: usize,
+}
+
+impl OutBuf {
+    fn pending(&self) -> usize {
+        self.data.len() - self.pos
+    }
+    fn push(&mut self, b: &[u8]) {
+        if self.pos > 0 && self.pos >= self.data.len() / 2 {
+            self.data.drain(..self.pos);
+            self.pos = 0;
+        }
+        self.data.extend_from_slice(b);
+    }
+    fn advance(&mut self, n: usize) {
+        self.pos += n;
+        if self.pos == self.data.len() {
+            self.data.clear();
+            self.pos = 0;
+            // A huge reply (or a flood) went out: give its memory back.
+            if self.data.capacity() > 1 << 20 {
+                self.data = Vec::with_capacity(16 * 1024);
+            }
+        }
+    }
+}
+
+/// What woke the connection task.
+enum Ev {
+    /// The output buffer was written out completely.
+    Drained,
+    Msg(Option<ReplyMsg>),
+    Read(std::io::Result<usize>),
+    /// The client cannot be written to (gone, or reset).
+    WriteFailed,
+    Tick,
+}
+
+/// Reads into the spare capacity of `buf`, like `AsyncReadExt::read_buf`, as a poll.
+fn poll_read_buf<S: AsyncRead + Unpin>(io: &mut S, cx: &mut std::task::Context<'_>, buf: &mut BytesMut) -> Poll<std::io::Result<usize>> {
+    if buf.capacity() - buf.len() < 4096 {
+        buf.reserve(16 * 1024);
+    }
+    let mut rb = ReadBuf::uninit(buf.spare_capacity_mut());
+    match Pin::new(io).poll_read(cx, &mut rb) {
+        Poll::Ready(Ok(())) => {
+            let n = rb.filled().len();
+            // SAFETY: poll_read initialised the first n bytes of the spare capacity.
+            unsafe { buf.set_len(buf.len() + n) };
+            Poll::Ready(Ok(n))
+        }
+        Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+        Poll::Pending => Poll::Pending,
+    }
+}
+
+/// How often a connection checks its idle and stalled-request timeouts: a quarter of the
+/// shorter one (so a client is dropped between 1× and ~1.5× of it), at most every 10 s.
+fn check_period(host: &HostLimits) -> Duration {
+    let t = [host.timeout_secs(), host.partial_timeout_secs()].into_iter().filter(|&t| t > 0).min();
+    match t {
+        Some(s) => Duration::from_millis((s * 250).clamp(50, 10_000)),
+        None => Duration::from_secs(10),
+    }
+}
+
+/// Serves one client over any byte stream (plain TCP, TLS).
+///
+/// One task per connection, driving reads, the output buffer and the replies from the
+/// shard from a single poll, so that a client that stops reading never stops the task:
+/// its replies pile up in its output buffer, where `client-output-buffer-limit` drops it.
+pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: String, laddr: String, ctx: Arc<ConnCtx>) {
+    let id = NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed);
     let (tx, mut rx) = unbounded_channel::<ReplyMsg>();
-    if !ctx.shard.send(ShardMsg::Connect { id, addr, laddr, tx }) {
+    if !ctx.shard.send(ShardMsg::Connect { id, addr: addr.clone(), laddr, tx }) {
         return;
     }
     let mut buf = BytesMut::with_capacity(16 * 1024);
@@ -171,17 +258,35 @@ pub async fn serve(stream: TcpStream, ctx: Arc<ConnCtx>) {
     let mut eof = false;
     // A QUIT is in flight: read and frame nothing more until it is answered.
     let mut quit_pending = false;
-    let mut out = Vec::with_capacity(16 * 1024);
+    let mut out = OutBuf { data: Vec::with_capacity(16 * 1024), pos: 0 };
+    // Bytes handed to the stream since its last flush (TLS buffers records).
+    let mut unflushed = false;
+    // Write what is buffered, then close (QUIT, a protocol error, the shard's close).
+    let mut close_after_write = false;
+    // Subscribed (as of the newest reply): the pubsub output class, no idle timeout.
+    let mut pubsub = false;
+    let mut soft_since: Option<Instant> = None;
+    // Timeouts: progress counters sampled by a periodic check, so the hot path reads no
+    // clock.
+    let (mut activity, mut reads) = (0u64, 0u64);
+    let (mut seen_activity, mut seen_reads) = (0u64, 0u64);
+    let (mut last_active, mut last_read) = (Instant::now(), Instant::now());
+    let tick = tokio::time::sleep(check_period(&ctx.host));
+    tokio::pin!(tick);
+    let mut graceful = true;
     'conn: loop {
-        if closing.is_some() && inflight == 0 {
-            let msg = closing.take().unwrap();
-            let _ = wr.write_all(format!("-ERR {msg}\r\n").as_bytes()).await;
+        if let Some(msg) = closing.as_ref()
+            && inflight == 0
+        {
+            out.push(format!("-ERR {msg}\r\n").as_bytes());
+            closing = None;
+            close_after_write = true;
+        }
+        let done = out.pending() == 0 && !unflushed;
+        if done && (close_after_write || (eof && inflight == 0 && !quit_pending)) {
             break;
         }
-        if eof && inflight == 0 && !quit_pending {
-            break;
-        }
-        if quit_pending && inflight == 0 {
+        if quit_pending && inflight == 0 && !close_after_write {
             // QUIT was answered without closing (it never is today): carry on with what
             // the client pipelined behind it.
             quit_pending = false;
@@ -190,9 +295,53 @@ pub async fn serve(stream: TcpStream, ctx: Arc<ConnCtx>) {
             }
             continue;
         }
-        let can_read = closing.is_none() && !eof && !quit_pending && inflight_bytes < ctx.limits.max_inflight_bytes;
-        tokio::select! {
-            r = rd.read_buf(&mut buf), if can_read => {
+        let can_read = closing.is_none() && !eof && !quit_pending && !close_after_write && inflight_bytes < ctx.limits.max_inflight_bytes;
+        let ev = std::future::poll_fn(|cx| {
+            // Output first: a client that reads keeps its buffer short.
+            while out.pending() > 0 {
+                match Pin::new(&mut io).poll_write(cx, &out.data[out.pos..]) {
+                    Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Poll::Ready(Ev::WriteFailed),
+                    Poll::Ready(Ok(n)) => {
+                        out.advance(n);
+                        activity += 1;
+                        unflushed = true;
+                    }
+                    Poll::Pending => break,
+                }
+            }
+            if out.pending() == 0 && unflushed {
+                match Pin::new(&mut io).poll_flush(cx) {
+                    Poll::Ready(Ok(())) => {
+                        unflushed = false;
+                        if close_after_write || eof {
+                            return Poll::Ready(Ev::Drained);
+                        }
+                    }
+                    Poll::Ready(Err(_)) => return Poll::Ready(Ev::WriteFailed),
+                    Poll::Pending => {}
+                }
+            }
+            if !close_after_write
+                && let Poll::Ready(m) = rx.poll_recv(cx)
+            {
+                return Poll::Ready(Ev::Msg(m));
+            }
+            if can_read && let Poll::Ready(r) = poll_read_buf(&mut io, cx, &mut buf) {
+                return Poll::Ready(Ev::Read(r));
+            }
+            if tick.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Ev::Tick);
+            }
+            Poll::Pending
+        })
+        .await;
+        match ev {
+            Ev::Drained => {}
+            Ev::WriteFailed => {
+                graceful = false;
+                break 'conn;
+            }
+            Ev::Read(r) => {
                 match r {
                     Ok(0) => {
                         eof = true;
@@ -201,34 +350,78 @@ pub async fn serve(stream: TcpStream, ctx: Arc<ConnCtx>) {
                         }
                         continue 'conn;
                     }
-                    Err(_) => break 'conn,
-                    Ok(_) => {}
+                    Err(_) => {
+                        graceful = false;
+                        break 'conn;
+                    }
+                    Ok(_) => {
+                        activity += 1;
+                        reads += 1;
+                    }
                 }
                 if !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending) {
                     break 'conn;
                 }
-                if buf.capacity() - buf.len() < 4096 && buf.is_empty() {
-                    buf.reserve(16 * 1024);
-                }
             }
-            m = rx.recv() => {
+            Ev::Msg(m) => {
                 let Some(mut m) = m else { break 'conn };
-                out.clear();
-                let mut close = false;
                 loop {
-                    out.extend_from_slice(&m.data);
-                    close |= m.close;
+                    out.push(&m.data);
+                    close_after_write |= m.close;
+                    pubsub = m.pubsub;
                     settle(&mut sent_sizes, m.answered, &mut inflight, &mut inflight_bytes);
+                    if close_after_write {
+                        break;
+                    }
                     match rx.try_recv() {
-                        Ok(next) if !close => m = next,
-                        _ => break,
+                        Ok(next) => m = next,
+                        Err(_) => break,
                     }
                 }
-                if wr.write_all(&out).await.is_err() || close {
+                let limit = ctx.host.output_limit(pubsub);
+                if limits::output_over_limit(&limit, out.pending() as u64, &mut soft_since) {
+                    // Like Redis: the client is closed at once, its buffer dropped.
+                    tracing::info!(client = id, addr = %addr, pending = out.pending(), pubsub, "closing a client over its output buffer limit (client-output-buffer-limit)");
+                    ctx.host.output_limit_drops.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("memoria_client_output_limit_disconnections_total").increment(1);
+                    graceful = false;
                     break 'conn;
                 }
             }
+            Ev::Tick => {
+                let now = Instant::now();
+                if activity != seen_activity {
+                    seen_activity = activity;
+                    last_active = now;
+                }
+                if reads != seen_reads {
+                    seen_reads = reads;
+                    last_read = now;
+                }
+                let idle = ctx.host.timeout_secs();
+                // Redis spares blocked and subscribed clients; here also any client with a
+                // command or a reply still under way.
+                if idle > 0 && inflight == 0 && !pubsub && out.pending() == 0 && now.duration_since(last_active) >= Duration::from_secs(idle) {
+                    tracing::debug!(client = id, "closing an idle client (timeout)");
+                    ctx.host.idle_drops.fetch_add(1, Ordering::Relaxed);
+                    graceful = false;
+                    break 'conn;
+                }
+                // Part of a command is buffered and nothing more came: a stalled request.
+                let stall = ctx.host.partial_timeout_secs();
+                if stall > 0 && can_read && !buf.is_empty() && now.duration_since(last_read) >= Duration::from_secs(stall) {
+                    tracing::info!(client = id, addr = %addr, buffered = buf.len(), "closing a client whose request stalled half-sent (partial-request-timeout)");
+                    ctx.host.stalled_drops.fetch_add(1, Ordering::Relaxed);
+                    graceful = false;
+                    break 'conn;
+                }
+                tick.as_mut().reset((now + check_period(&ctx.host)).into());
+            }
         }
+    }
+    if graceful {
+        // A clean end (TLS: close_notify); bounded, as the client may not be reading.
+        let _ = tokio::time::timeout(Duration::from_secs(1), io.shutdown()).await;
     }
     ctx.shard.send(ShardMsg::Disconnect { id });
 }

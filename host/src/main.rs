@@ -2,7 +2,8 @@
 
 use clap::{Parser, Subcommand};
 use memoria_host::conn::ConnLimits;
-use memoria_host::server::{self, ServerOptions};
+use memoria_host::server::{self, NetOptions, ServerOptions};
+use memoria_host::tls::{ClientAuth, TlsSettings};
 
 
 #[derive(Parser)]
@@ -35,6 +36,37 @@ struct NodeArgs {
     /// Keep data in memory only, with no log (benchmarks; data is lost on exit).
     #[arg(long)]
     in_memory: bool,
+    /// Most clients connected at once (maxclients); one more is refused with
+    /// `-ERR max number of clients reached`.
+    #[arg(long, default_value_t = 10000)]
+    maxclients: u64,
+    /// Close a client idle for this many seconds (timeout; 0: never). Subscribed and
+    /// blocked clients are spared.
+    #[arg(long, default_value_t = 0)]
+    timeout: u64,
+    /// Drop a client that sent part of a command (or of a TLS handshake) and then nothing
+    /// for this many seconds (0: never).
+    #[arg(long, default_value_t = 30)]
+    partial_request_timeout: u64,
+    /// client-output-buffer-limit as in redis.conf, e.g. "pubsub 32mb 8mb 60" (class hard
+    /// soft soft-seconds; classes normal and pubsub are enforced); may be repeated.
+    #[arg(long, value_name = "CLASS HARD SOFT SECONDS")]
+    client_output_buffer_limit: Vec<String>,
+    /// Serve RESP over TLS on this port too (0: no TLS). With --port 0, TLS only.
+    #[arg(long, default_value_t = 0)]
+    tls_port: u16,
+    /// The server's certificate chain (PEM) for --tls-port.
+    #[arg(long, value_name = "PEM")]
+    tls_cert_file: Option<std::path::PathBuf>,
+    /// The private key (PEM) of --tls-cert-file.
+    #[arg(long, value_name = "PEM")]
+    tls_key_file: Option<std::path::PathBuf>,
+    /// CA certificates (PEM) that sign client certificates.
+    #[arg(long, value_name = "PEM")]
+    tls_ca_cert_file: Option<std::path::PathBuf>,
+    /// Client certificates: yes (required, as Redis's default), no, or optional.
+    #[arg(long, default_value = "yes")]
+    tls_auth_clients: String,
     /// Where the shard's snapshots are (a directory, or s3://, gs://, az:// with the
     /// `cloud` feature); a node starts from the newest one that passes its checks plus
     /// the log after it. Default: <data-dir>/snapshots.
@@ -58,6 +90,14 @@ struct UpArgs {
     /// current primary.
     #[arg(long)]
     node_port_base: Option<u16>,
+    /// First TLS port of the nodes (default: --tls-port + 1); --tls-port leads to the
+    /// current primary's TLS port.
+    #[arg(long)]
+    node_tls_port_base: Option<u16>,
+    /// Serve the embedded log service over HTTPS with --tls-cert-file/--tls-key-file (a
+    /// certificate valid for 127.0.0.1); nodes check it against --tls-ca-cert-file.
+    #[arg(long)]
+    log_tls: bool,
     /// Lease of the shard's primary, in ms (failover takes a little more than this).
     #[arg(long, default_value_t = memoria_host::lease::DEFAULT_LEASE_MS)]
     lease_ms: u64,
@@ -85,6 +125,9 @@ struct ServerArgs {
     /// Bearer token of the log service.
     #[arg(long, env = "MEMORIA_LOG_TOKEN", hide_env_values = true)]
     log_token: String,
+    /// CA certificates (PEM) to trust for an https:// log service, besides the system's.
+    #[arg(long, env = "MEMORIA_LOG_CA_CERT_FILE", value_name = "PEM")]
+    log_ca_cert_file: Option<std::path::PathBuf>,
     /// Run as a read replica that follows the log of the primary at this address.
     #[arg(long, value_name = "HOST:PORT")]
     replica_of: Option<String>,
@@ -140,6 +183,23 @@ fn snapshot_store_of(a: &NodeArgs) -> anyhow::Result<Option<memoria_host::snapsh
     Ok(Some(memoria_host::snapshot::SnapshotStore::open(&url).map_err(|e| anyhow::anyhow!("snapshot store {url}: {e}"))?))
 }
 
+/// TLS and the connection limits of the node flags.
+fn net_of(a: &NodeArgs) -> anyhow::Result<NetOptions> {
+    if a.tls_port != 0 && a.shards > 1 {
+        anyhow::bail!("--tls-port with --shards is not supported yet");
+    }
+    let mut config = vec![("maxclients".to_string(), a.maxclients.to_string()), ("timeout".into(), a.timeout.to_string()), ("partial-request-timeout".into(), a.partial_request_timeout.to_string())];
+    for v in &a.client_output_buffer_limit {
+        config.push(("client-output-buffer-limit".into(), v.clone()));
+    }
+    let tls = match (a.tls_port, &a.tls_cert_file, &a.tls_key_file) {
+        (0, _, _) => None,
+        (port, Some(cert), Some(key)) => Some((port, TlsSettings { cert_file: cert.clone(), key_file: key.clone(), ca_file: a.tls_ca_cert_file.clone(), auth_clients: ClientAuth::parse(&a.tls_auth_clients).map_err(|e| anyhow::anyhow!(e))? })),
+        _ => anyhow::bail!("--tls-port needs --tls-cert-file and --tls-key-file"),
+    };
+    Ok(NetOptions { no_plain: a.port == 0 && tls.is_some(), tls, config })
+}
+
 fn limits_of(a: &NodeArgs) -> ConnLimits {
     let mut limits = ConnLimits::default();
     limits.resp.max_bulk_len = a.proto_max_bulk_len;
@@ -149,7 +209,8 @@ fn limits_of(a: &NodeArgs) -> ConnLimits {
 
 async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
     let urls: Vec<&str> = a.log_url.iter().map(|s| s.as_str()).collect();
-    let client = memoria_log::LogClient::with_endpoints(&urls, &a.log_token).map_err(|e| anyhow::anyhow!("log service: {e}"))?;
+    let ca = a.log_ca_cert_file.as_deref().map(memoria_host::tls::read_ca_pem).transpose()?;
+    let client = memoria_log::LogClient::with_endpoints_ca(&urls, &a.log_token, ca.as_deref()).map_err(|e| anyhow::anyhow!("log service: {e}"))?;
     let n = &a.node;
     if a.cluster || n.shards > 1 {
         return serve_cluster(&a, memoria_log::LogHandle::Remote(client)).await;
@@ -167,14 +228,14 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
         cluster: a.cluster,
         snapshots: snapshot_store_of(n)?,
     };
-    let srv = server::start(opts).await?;
+    let srv = server::start_with(opts, net_of(n)?).await?;
     let role = match (&a.replica_of, a.lease_ms) {
         (Some(p), 0) => format!("replica of {p}"),
         (None, 0) => "primary".to_string(),
         (Some(p), ms) => format!("replica of {p} (takes over if the primary's {ms} ms lease lapses)"),
         (None, ms) => format!("candidate (becomes primary by election through the log; {ms} ms lease)"),
     };
-    println!("memoria {} listening on {} as {role}; log: {}", env!("CARGO_PKG_VERSION"), srv.addr, a.log_url.join(", "));
+    println!("memoria {} listening on {}{} as {role}; log: {}", env!("CARGO_PKG_VERSION"), srv.addr, tls_note(&srv), a.log_url.join(", "));
     shutdown_signal().await;
     println!("shutting down");
     srv.shutdown().await;
@@ -221,7 +282,25 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
         return up_single(u.node, snapshots).await;
     }
     let a = &u.node;
-    let node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string(), "--shards".into(), a.shards.to_string()];
+    net_of(a)?; // every flag checked before anything starts
+    let mut node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string(), "--shards".into(), a.shards.to_string()];
+    node_args.extend(["--maxclients".into(), a.maxclients.to_string(), "--timeout".into(), a.timeout.to_string(), "--partial-request-timeout".into(), a.partial_request_timeout.to_string()]);
+    for v in &a.client_output_buffer_limit {
+        node_args.extend(["--client-output-buffer-limit".to_string(), v.clone()]);
+    }
+    let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
+    let tls = (a.tls_port != 0).then(|| {
+        let mut args = vec!["--tls-cert-file".to_string(), path(&a.tls_cert_file).unwrap_or_default().display().to_string(), "--tls-key-file".into(), path(&a.tls_key_file).unwrap_or_default().display().to_string(), "--tls-auth-clients".into(), a.tls_auth_clients.clone()];
+        if let Some(ca) = path(&a.tls_ca_cert_file) {
+            args.extend(["--tls-ca-cert-file".to_string(), ca.display().to_string()]);
+        }
+        memoria_host::supervisor::UpTls { port: a.tls_port, node_port_base: u.node_tls_port_base.unwrap_or(a.tls_port.wrapping_add(1)), node_args: args }
+    });
+    let log_tls = match (u.log_tls, path(&a.tls_cert_file), path(&a.tls_key_file), path(&a.tls_ca_cert_file)) {
+        (false, ..) => None,
+        (true, Some(cert_file), Some(key_file), Some(ca_file)) => Some(memoria_host::supervisor::LogTls { cert_file, key_file, ca_file }),
+        (true, ..) => anyhow::bail!("--log-tls needs --tls-cert-file, --tls-key-file and --tls-ca-cert-file"),
+    };
     if u.lease_ms == 0 {
         anyhow::bail!("--lease-ms must be positive: the nodes elect their primary through the log");
     }
@@ -236,6 +315,8 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
         node_args,
         snapshots,
         snapshot_store: a.snapshot_store.clone(),
+        tls,
+        log_tls,
     };
     memoria_host::supervisor::run(opts, shutdown_signal()).await
 }
@@ -267,8 +348,9 @@ async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule:
         }
         _ => None,
     };
-    let srv = server::start(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None, cluster: false, snapshots }).await?;
-    println!("memoria {} listening on {} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr);
+    let net = net_of(&a)?;
+    let srv = server::start_with(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None, cluster: false, snapshots }, net).await?;
+    println!("memoria {} listening on {}{} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr, tls_note(&srv));
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");
     }
@@ -335,6 +417,14 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
     }
     srv.shutdown().await;
     Ok(())
+}
+
+fn tls_note(srv: &server::RunningServer) -> String {
+    match srv.tls_addr {
+        Some(t) if t == srv.addr => " (TLS only)".to_string(),
+        Some(t) => format!(" and {t} (TLS)"),
+        None => String::new(),
+    }
 }
 
 async fn shutdown_signal() {

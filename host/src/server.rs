@@ -7,6 +7,7 @@ use tokio::net::TcpListener;
 
 use crate::conn::{self, ConnCtx, ConnLimits};
 use crate::durable;
+use crate::limits::HostLimits;
 use crate::lease;
 use crate::shard::{self, ServerFacts, ShardHandle, ShardMsg};
 use crate::wasm::EngineFactory;
@@ -38,11 +39,26 @@ pub struct ServerOptions {
     pub snapshots: Option<crate::snapshot::SnapshotStore>,
 }
 
+/// Options beyond [`ServerOptions`]: TLS and the connection limits CONFIG can change.
+#[derive(Default)]
+pub struct NetOptions {
+    /// Also serve RESP over TLS on this port (0: any free port).
+    pub tls: Option<(u16, crate::tls::TlsSettings)>,
+    /// Serve TLS only (Redis's `--port 0 --tls-port N`).
+    pub no_plain: bool,
+    /// `(name, value)` of `maxclients`, `timeout`, `client-output-buffer-limit`,
+    /// `partial-request-timeout`, checked like CONFIG SET.
+    pub config: Vec<(String, String)>,
+}
+
 pub struct RunningServer {
+    /// The plaintext RESP address (the TLS one with `no_plain`).
     pub addr: SocketAddr,
+    pub tls_addr: Option<SocketAddr>,
+
     shard: ShardHandle,
     shard_task: Option<tokio::task::JoinHandle<()>>,
-    accept_task: tokio::task::JoinHandle<()>,
+    accept_tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// Test hook: freezes a node's shard as SIGSTOP would freeze its process.
@@ -67,7 +83,9 @@ impl RunningServer {
 
     /// Stops accepting, stops the shard and waits for it.
     pub async fn shutdown(mut self) {
-        self.accept_task.abort();
+        for t in &self.accept_tasks {
+            t.abort();
+        }
         self.shard.send(ShardMsg::Shutdown);
         if let Some(j) = self.shard_task.take() {
             let _ = j.await;
@@ -92,17 +110,57 @@ pub async fn start(opts: ServerOptions) -> anyhow::Result<RunningServer> {
 
 /// Starts a node of shard `place.shard` (its log is `shard-<n>`).
 pub async fn start_in(opts: ServerOptions, place: Placement) -> anyhow::Result<RunningServer> {
+    start_full(opts, place, NetOptions::default()).await
+}
+
+/// [`start`] with TLS and connection limits.
+pub async fn start_with(opts: ServerOptions, net: NetOptions) -> anyhow::Result<RunningServer> {
+    start_full(opts, Placement::default(), net).await
+}
+
+/// A node of shard `place.shard`, with TLS and connection limits.
+pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) -> anyhow::Result<RunningServer> {
     let factory = match place.factory.clone() {
         Some(f) => f,
         None => EngineFactory::new()?,
     };
-    let listener = TcpListener::bind((opts.bind.as_str(), opts.port)).await.map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", opts.bind, opts.port))?;
-    let addr = listener.local_addr()?;
+    let tls = match &net.tls {
+        Some((port, s)) => {
+            let acceptor = crate::tls::acceptor(s)?;
+            let l = TcpListener::bind((opts.bind.as_str(), *port)).await.map_err(|e| anyhow::anyhow!("cannot listen on {}:{} (TLS): {e}", opts.bind, port))?;
+            Some((l, acceptor, s.clone()))
+        }
+        None => None,
+    };
+    let tls_addr = match &tls {
+        Some((l, _, _)) => Some(l.local_addr()?),
+        None => None,
+    };
+    if net.no_plain && tls.is_none() {
+        anyhow::bail!("no port to serve: the plaintext port is off and there is no TLS port");
+    }
+    let listener = match net.no_plain {
+        true => None,
+        false => Some(TcpListener::bind((opts.bind.as_str(), opts.port)).await.map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", opts.bind, opts.port))?),
+    };
+    let addr = match (&listener, tls_addr) {
+        (Some(l), _) => l.local_addr()?,
+        (None, Some(a)) => a,
+        (None, None) => unreachable!("checked above"),
+    };
+    let mut fixed = vec![("tls-port", tls_addr.map_or(0, |a| a.port()).to_string())];
+    if let Some((_, _, s)) = &tls {
+        fixed.push(("tls-cert-file", s.cert_file.display().to_string()));
+        fixed.push(("tls-key-file", s.key_file.display().to_string()));
+        fixed.push(("tls-ca-cert-file", s.ca_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default()));
+        fixed.push(("tls-auth-clients", s.auth_clients.name().to_string()));
+    }
+    let host = HostLimits::new(&opts.limits, &net.config, &fixed).map_err(|e| anyhow::anyhow!("{e}"))?;
     let facts = ServerFacts {
         text: format!(
             "process_id:{}\ntcp_port:{}\nbind:{}\ndir:{}\nexecutable:{}\n",
             std::process::id(),
-            addr.port(),
+            if listener.is_some() { addr.port() } else { 0 },
             opts.bind,
             opts.data_dir,
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default()
@@ -138,21 +196,56 @@ pub async fn start_in(opts: ServerOptions, place: Placement) -> anyhow::Result<R
         (None, None) => shard::Role::Primary(None),
     };
     let me = shard::Identity { node: opts.node.clone(), cluster: opts.cluster || place.shared.is_some(), shard: place.shard, shared: place.shared.clone() };
-    let (shard, shard_task) = shard::spawn(place.shard as usize, factory, engine, role, election, facts, me, opts.snapshots);
-    let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits });
-    let accept_task = tokio::spawn(async move {
-        loop {
-            match listener.accept().await {
-                Ok((stream, _)) => {
-                    tokio::spawn(conn::serve(stream, ctx.clone()));
-                }
-                Err(e) => {
-                    // Out of file descriptors and the like: back off instead of spinning.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                }
+    let (shard, shard_task) = shard::spawn(place.shard as usize, factory, engine, role, election, facts, me, opts.snapshots, host.clone());
+    let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits, host });
+    let mut accept_tasks = Vec::new();
+    if let Some(listener) = listener {
+        let ctx = ctx.clone();
+        accept_tasks.push(tokio::spawn(async move {
+            loop {
+                let Some(stream) = accept(&listener).await else { continue };
+                let Some(slot) = ctx.host.admit() else {
+                    refuse(stream);
+                    continue;
+                };
+                let ctx = ctx.clone();
+                tokio::spawn(async move {
+                    conn::serve(stream, ctx).await;
+                    drop(slot);
+                });
             }
+        }));
+    }
+    if let Some((listener, acceptor, _)) = tls {
+        accept_tasks.push(tokio::spawn(async move {
+            loop {
+                let Some(stream) = accept(&listener).await else { continue };
+                // Like Redis, a refused TLS connection is closed before any handshake.
+                let Some(slot) = ctx.host.admit() else { continue };
+                let (ctx, acceptor) = (ctx.clone(), acceptor.clone());
+                tokio::spawn(async move {
+                    crate::tls::serve(stream, acceptor, ctx).await;
+                    drop(slot);
+                });
+            }
+        }));
+    }
+    Ok(RunningServer { addr, tls_addr, shard, shard_task: Some(shard_task), accept_tasks })
+}
+
+async fn accept(listener: &TcpListener) -> Option<tokio::net::TcpStream> {
+    match listener.accept().await {
+        Ok((stream, _)) => Some(stream),
+        Err(e) => {
+            // Out of file descriptors and the like: back off instead of spinning.
+            tracing::warn!(error = %e, "accept failed");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            None
         }
-    });
-    Ok(RunningServer { addr, shard, shard_task: Some(shard_task), accept_task })
+    }
+}
+
+/// Past `maxclients`: Redis's error, best effort (never waits on the client), and close.
+fn refuse(stream: tokio::net::TcpStream) {
+    let _ = stream.try_write(b"-ERR max number of clients reached\r\n");
 }

@@ -17,7 +17,8 @@
 //! an append of its is rejected. Without one (`memoria up`, a single node), the primary
 //! leads forever and a refused append rebuilds the engine and re-claims, as before.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use memoria_core::batch::{self, BatchReader, BatchWriter, EffectReader, OutputReader};
@@ -29,6 +30,7 @@ use tokio::task::JoinHandle;
 
 use crate::blocking::Blocking;
 use crate::durable::{self, ShardLog};
+use crate::limits::HostLimits;
 use crate::snapshot::SnapshotStore;
 use crate::lease::{self, Action, AppendToken, EntryKind, Event, Lease, StepDownReason};
 use crate::tracker::Tracker;
@@ -41,6 +43,8 @@ pub struct ReplyMsg {
     pub close: bool,
     /// How many commands these replies answer (flow control on the connection).
     pub answered: usize,
+    /// The client is subscribed (pub/sub output limits, no idle timeout).
+    pub pubsub: bool,
 }
 
 pub enum ShardMsg {
@@ -124,7 +128,8 @@ pub struct Identity {
     pub shared: Option<std::sync::Arc<crate::cluster::Shared>>,
 }
 
-pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts, me: Identity, snapshots: Option<SnapshotStore>) -> (ShardHandle, JoinHandle<()>) {
+#[allow(clippy::too_many_arguments)]
+pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts, me: Identity, snapshots: Option<SnapshotStore>, host: Arc<HostLimits>) -> (ShardHandle, JoinHandle<()>) {
     let (tx, rx) = unbounded_channel();
     let self_tx = tx.downgrade();
     let (log, replica, source) = match role {
@@ -172,6 +177,8 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             peers_task: None,
             snapshots,
             blocking: Blocking::new(),
+            host,
+            pubsub_clients: HashSet::new(),
         };
         if s.cluster.is_some()
             && let Some((api, name)) = s.source.clone()
@@ -336,6 +343,10 @@ struct Shard {
     snapshots: Option<SnapshotStore>,
     /// Clients blocked by BLPOP & co.: their waiting commands and deadlines.
     blocking: Blocking,
+    /// Connection limits: the engine's CONFIG SETs land here (see `crate::limits`).
+    host: Arc<HostLimits>,
+    /// Clients subscribed to something (`batch::OUT_PUBSUB`).
+    pubsub_clients: HashSet<u64>,
 }
 
 struct ClusterView {
@@ -402,6 +413,8 @@ impl Shard {
         b.record(batch::REC_SERVER_INFO, 0, self.facts.text.as_bytes());
         let (offset, role) = self.role_text();
         b.record(batch::REC_ROLE, 0, role.as_bytes());
+        // The connection limits in force (a rebuilt engine keeps CONFIG SETs of them).
+        b.record(batch::REC_CONFIG, 0, self.host.lines().as_bytes());
         self.reported_offset = offset;
         if let Err(e) = self.engine.execute(&b.buf, now_us(), 0) {
             tracing::error!(shard = self.id, error = %e, "engine refused its facts and role");
@@ -424,6 +437,7 @@ impl Shard {
             }
             ShardMsg::Disconnect { id } => {
                 self.clients.remove(&id);
+                self.pubsub_clients.remove(&id);
                 self.held.remove(&id);
                 self.blocking.forget(id);
                 self.batch.record(batch::REC_DISCONNECT, id, b"");
@@ -701,6 +715,18 @@ impl Shard {
                 self.deliver_push(rec.client, need, rec.reply);
                 continue;
             }
+            if rec.kind == batch::REC_CONFIG {
+                // A CONFIG SET: the connection limits take effect now.
+                self.host.apply(&String::from_utf8_lossy(rec.reply));
+                continue;
+            }
+            if rec.kind == batch::REC_COMMAND && rec.flags & (batch::OUT_BLOCKED | batch::OUT_DEFERRED) == 0 {
+                if rec.flags & batch::OUT_PUBSUB != 0 {
+                    self.pubsub_clients.insert(rec.client);
+                } else if !self.pubsub_clients.is_empty() {
+                    self.pubsub_clients.remove(&rec.client);
+                }
+            }
             // A served blocked client (REC_UNBLOCKED) answers no input record.
             let inp = if rec.kind == batch::REC_UNBLOCKED {
                 None
@@ -832,12 +858,16 @@ impl Shard {
                 m.close |= close;
                 m.answered += answered;
             }
-            None => self.out.push((client, ReplyMsg { data: data.to_vec(), close, answered })),
+            None => self.out.push((client, ReplyMsg { data: data.to_vec(), close, answered, pubsub: false })),
         }
     }
 
     fn flush(&mut self) {
-        for (id, m) in self.out.drain(..) {
+        let any_pubsub = !self.pubsub_clients.is_empty();
+        for (id, mut m) in self.out.drain(..) {
+            if any_pubsub {
+                m.pubsub = self.pubsub_clients.contains(&id);
+            }
             if let Some(tx) = self.clients.get(&id) {
                 let _ = tx.send(m);
             }
@@ -993,11 +1023,12 @@ impl Shard {
         }
         for (id, _) in self.clients.iter() {
             if !self.out.iter().any(|(c, _)| c == id) {
-                self.out.push((*id, ReplyMsg { data: Vec::new(), close: true, answered: 0 }));
+                self.out.push((*id, ReplyMsg { data: Vec::new(), close: true, answered: 0, pubsub: false }));
             }
         }
         self.flush();
         self.clients.clear();
+        self.pubsub_clients.clear();
     }
 
     /// Replaces the engine with a fresh one; with a log, replays it and re-claims the shard

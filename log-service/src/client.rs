@@ -43,6 +43,25 @@ impl LogClient {
         Self::with_http(http, base_url, token)
     }
 
+    /// Like [`LogClient::with_endpoints`], trusting the CA certificates in `ca_pem` (PEM,
+    /// one or more) for `https://` services, besides the usual roots.
+    pub fn with_endpoints_ca(base_urls: &[&str], token: &str, ca_pem: Option<&[u8]>) -> Result<LogClient, LogError> {
+        let Some(pem) = ca_pem else { return Self::with_endpoints(base_urls, token) };
+        let first = base_urls.first().ok_or_else(|| LogError::Invalid("no log service URL given".into()))?;
+        let mut b = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .tcp_keepalive(Duration::from_secs(15))
+            .connect_timeout(Duration::from_secs(5))
+            .pool_idle_timeout(Duration::from_secs(60));
+        for cert in reqwest::Certificate::from_pem_bundle(pem).map_err(|e| LogError::Invalid(format!("CA certificate: {e}")))? {
+            b = b.add_root_certificate(cert);
+        }
+        let http = b.build().map_err(|e| LogError::Transport(e.to_string()))?;
+        let mut c = Self::with_http(http, first, token)?;
+        c.bases = Arc::new(base_urls.iter().map(|u| normalise(u)).collect::<Result<_, _>>()?);
+        Ok(c)
+    }
+
     /// Several equivalent services (one per AZ), tried in order when one is unreachable.
     pub fn with_endpoints(base_urls: &[&str], token: &str) -> Result<LogClient, LogError> {
         let first = base_urls.first().ok_or_else(|| LogError::Invalid("no log service URL given".into()))?;

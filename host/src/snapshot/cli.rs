@@ -26,6 +26,9 @@ pub struct SnapshotArgs {
     /// Bearer token of the log service.
     #[arg(long, env = "MEMORIA_LOG_TOKEN", hide_env_values = true, default_value = "")]
     pub log_token: String,
+    /// CA certificates (PEM) to trust for an https:// log service, besides the system's.
+    #[arg(long, env = "MEMORIA_LOG_CA_CERT_FILE", value_name = "PEM")]
+    pub log_ca_cert_file: Option<std::path::PathBuf>,
     /// The embedded log's SQLite file (default: <data-dir>/log.sqlite).
     #[arg(long)]
     pub sqlite: Option<String>,
@@ -57,7 +60,8 @@ pub fn default_store(data_dir: &str) -> String {
 async fn open_log(a: &SnapshotArgs) -> anyhow::Result<LogHandle> {
     if !a.log_url.is_empty() {
         let urls: Vec<&str> = a.log_url.iter().map(|s| s.as_str()).collect();
-        return Ok(LogHandle::Remote(LogClient::with_endpoints(&urls, &a.log_token).map_err(|e| anyhow::anyhow!("log service: {e}"))?));
+        let ca = a.log_ca_cert_file.as_deref().map(crate::tls::read_ca_pem).transpose()?;
+        return Ok(LogHandle::Remote(LogClient::with_endpoints_ca(&urls, &a.log_token, ca.as_deref()).map_err(|e| anyhow::anyhow!("log service: {e}"))?));
     }
     let path = a.sqlite.clone().unwrap_or_else(|| std::path::Path::new(&a.data_dir).join("log.sqlite").display().to_string());
     if !std::path::Path::new(&path).exists() {

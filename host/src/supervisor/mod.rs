@@ -40,6 +40,29 @@ pub struct UpOptions {
     pub snapshots: Option<crate::snapshot::schedule::Policy>,
     /// Where snapshots go (default: <data-dir>/snapshots); every node starts from them.
     pub snapshot_store: Option<String>,
+    /// TLS on the RESP ports: a stable TLS endpoint and a TLS port per node.
+    pub tls: Option<UpTls>,
+    /// Serve the embedded log service over HTTPS (nodes and snapshot children check it
+    /// against the CA file, and send the token encrypted).
+    pub log_tls: Option<LogTls>,
+}
+
+#[derive(Clone, Debug)]
+pub struct UpTls {
+    /// The stable TLS endpoint (to the current primary's TLS port).
+    pub port: u16,
+    /// Nodes' TLS ports are `node_port_base`, `node_port_base + 1`, …
+    pub node_port_base: u16,
+    /// `--tls-cert-file …` and the other TLS flags for every node.
+    pub node_args: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LogTls {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    /// What nodes trust for the log service's certificate (issued for 127.0.0.1).
+    pub ca_file: PathBuf,
 }
 
 /// Runs until `stop` resolves; then stops the nodes and the log service.
@@ -48,14 +71,19 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let data_dir = std::fs::canonicalize(&opts.data_dir)?;
     // Every port first, so a taken one fails before anything starts.
     let proxy_listener = tokio::net::TcpListener::bind((opts.bind.as_str(), opts.port)).await.with_context(|| format!("cannot listen on {}:{}", opts.bind, opts.port))?;
+    let tls_proxy_listener = match &opts.tls {
+        Some(t) => Some(tokio::net::TcpListener::bind((opts.bind.as_str(), t.port)).await.with_context(|| format!("cannot listen on {}:{} (TLS)", opts.bind, t.port))?),
+        None => None,
+    };
     let shards = opts.shards.max(1);
-    for i in 0..(opts.replicas + 1) * shards as usize {
-        let port = opts.node_port_base + i as u16;
+    let plain = (0..(opts.replicas + 1) * shards as usize).map(|i| (opts.node_port_base + i as u16, i / shards as usize));
+    let tls_ports = opts.tls.iter().flat_map(|t| (0..=opts.replicas).map(move |i| (t.node_port_base + i as u16, i)));
+    for (port, node) in plain.chain(tls_ports) {
         // Nodes of a previous run that was killed may still be on their way out.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while let Err(e) = std::net::TcpListener::bind((opts.bind.as_str(), port)) {
             if std::time::Instant::now() >= deadline {
-                return Err(e).with_context(|| format!("port {port} for node-{} is taken (see --node-port-base)", i / shards as usize + 1));
+                return Err(e).with_context(|| format!("port {port} for node-{} is taken (see --node-port-base and --node-tls-port-base)", node + 1));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -69,12 +97,27 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let store = crate::snapshot::SnapshotStore::open(&snapshot_store).map_err(|e| anyhow::anyhow!("snapshot store {snapshot_store}: {e}"))?;
     let log_api = memoria_log::LogHandle::Embedded(core.clone());
     let router = memoria_log::server::router(core, Some(token.clone()));
-    let log_task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(log_listener, router).await {
-            tracing::error!(error = %e, "the log service stopped");
+    let log_task = match &opts.log_tls {
+        None => tokio::spawn(async move {
+            if let Err(e) = axum::serve(log_listener, router).await {
+                tracing::error!(error = %e, "the log service stopped");
+            }
+        }),
+        Some(t) => {
+            let cfg = crate::tls::https_server_config(&t.cert_file, &t.key_file)?;
+            let std_listener = log_listener.into_std()?;
+            tokio::spawn(async move {
+                let server = match axum_server::from_tcp_rustls(std_listener, axum_server::tls_rustls::RustlsConfig::from_config(cfg)) {
+                    Ok(s) => s,
+                    Err(e) => return tracing::error!(error = %e, "the log service could not start"),
+                };
+                if let Err(e) = server.serve(router.into_make_service()).await {
+                    tracing::error!(error = %e, "the log service stopped");
+                }
+            })
         }
-    });
-    let log_url = format!("http://{log_addr}");
+    };
+    let log_url = format!("{}://{log_addr}", if opts.log_tls.is_some() { "https" } else { "http" });
     println!("log: embedded SQLite at {} served on {log_url} (every write is durable before it is acknowledged)", log_path.display());
 
     let exe = std::env::current_exe().context("locating the memoria binary")?;
@@ -99,14 +142,25 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     println!("memoria {} listening on {}:{} (RESP2/RESP3; always leads to the current primary)", env!("CARGO_PKG_VERSION"), opts.bind, opts.port);
     println!("cluster state: {}", data_dir.join("cluster.json").display());
     println!("press Ctrl-C to stop");
-    let proxy_task = tokio::spawn(proxy::serve(proxy_listener, connect_host(&opts.bind), primary_rx));
+    let tls_proxy_task = match (tls_proxy_listener, &opts.tls) {
+        (Some(l), Some(t)) => {
+            println!("memoria listening on {}:{} (TLS; always leads to the current primary)", opts.bind, t.port);
+            Some(tokio::spawn(proxy::serve(l, connect_host(&opts.bind), primary_rx.clone(), t.node_port_base as i32 - opts.node_port_base as i32)))
+        }
+        _ => None,
+    };
+    let proxy_task = tokio::spawn(proxy::serve(proxy_listener, connect_host(&opts.bind), primary_rx, 0));
     // Snapshots: decided here from the log's growth, each taken by a child `memoria
     // snapshot` process reading the log over HTTP like the nodes; truncation follows.
     let mut schedulers = Vec::new();
     if let Some(policy) = opts.snapshots.clone() {
         for s in 0..shards {
             let args = vec!["--shard".into(), s.to_string(), "--log-url".into(), log_url.clone(), "--store".into(), store.url().to_string()];
-            let runner = crate::snapshot::schedule::Runner::child(args, vec![("MEMORIA_LOG_TOKEN".into(), token.clone())])?;
+            let mut env = vec![("MEMORIA_LOG_TOKEN".into(), token.clone())];
+            if let Some(t) = &opts.log_tls {
+                env.push(("MEMORIA_LOG_CA_CERT_FILE".into(), t.ca_file.display().to_string()));
+            }
+            let runner = crate::snapshot::schedule::Runner::child(args, env)?;
             schedulers.push(crate::snapshot::schedule::spawn(policy.clone(), runner, log_api.clone(), crate::cluster::topology::shard_log(s), store.clone(), Duration::from_secs(1)));
         }
         println!("snapshots: {} (scheduled from the log's growth; the log is truncated behind them)", store.url());
@@ -115,6 +169,9 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     stop.await;
     println!("shutting down");
     proxy_task.abort();
+    if let Some(t) = tls_proxy_task {
+        t.abort();
+    }
     poller.abort();
     for s in schedulers {
         s.abort(); // kills a snapshot child in progress; an unpublished snapshot is never read
@@ -154,6 +211,13 @@ fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Pat
         "--snapshot-store".into(),
         snapshot_store.to_string(),
     ];
+    if let Some(t) = &opts.tls {
+        a.extend(["--tls-port".to_string(), (t.node_port_base + (port - opts.node_port_base)).to_string()]);
+        a.extend(t.node_args.iter().cloned());
+    }
+    if let Some(t) = &opts.log_tls {
+        a.extend(["--log-ca-cert-file".to_string(), t.ca_file.display().to_string()]);
+    }
     a.extend(opts.node_args.iter().cloned());
     a
 }

@@ -14,12 +14,14 @@ use super::status::Primary;
 /// closed.
 const WAIT_FOR_PRIMARY: Duration = Duration::from_secs(10);
 
-pub async fn serve(listener: TcpListener, node_host: String, primary: watch::Receiver<Option<Primary>>) {
+/// `port_shift` maps the primary's RESP port to the one to splice to (its TLS port for
+/// the TLS endpoint, whose bytes also pass through untouched: TLS ends at the node).
+pub async fn serve(listener: TcpListener, node_host: String, primary: watch::Receiver<Option<Primary>>, port_shift: i32) {
     loop {
         match listener.accept().await {
             Ok((client, _)) => {
                 let _ = client.set_nodelay(true);
-                tokio::spawn(splice(client, node_host.clone(), primary.clone()));
+                tokio::spawn(splice(client, node_host.clone(), primary.clone(), port_shift));
             }
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");
@@ -29,12 +31,13 @@ pub async fn serve(listener: TcpListener, node_host: String, primary: watch::Rec
     }
 }
 
-async fn splice(mut client: TcpStream, node_host: String, mut primary: watch::Receiver<Option<Primary>>) {
+async fn splice(mut client: TcpStream, node_host: String, mut primary: watch::Receiver<Option<Primary>>, port_shift: i32) {
     let target = match tokio::time::timeout(WAIT_FOR_PRIMARY, primary.wait_for(|p| p.is_some())).await {
         Ok(Ok(p)) => p.unwrap(),
         _ => return,
     };
-    let Ok(mut node) = TcpStream::connect((node_host.as_str(), target.port)).await else { return };
+    let port = (target.port as i32 + port_shift) as u16;
+    let Ok(mut node) = TcpStream::connect((node_host.as_str(), port)).await else { return };
     let _ = node.set_nodelay(true);
     tokio::select! {
         _ = tokio::io::copy_bidirectional(&mut client, &mut node) => {}

@@ -52,6 +52,11 @@ impl EngineFactory {
     /// A fresh, empty engine instance seeded with `seed`.
     pub fn instantiate(&self, seed: u64) -> Result<ShardEngine, EngineError> {
         let mut store = Store::new(&self.engine, ());
+        // The engine is our own component, and one batch's output (its replies) may be far
+        // larger than wasmtime's default cap on data a guest returns (128 MiB): past it the
+        // call traps and the shard drops every client (a client pipelining GETs of big
+        // values did that). Linear memory (≤ 4 GiB) bounds it instead.
+        store.set_hostcall_fuel(usize::MAX);
         let inst = bindings::Engine::instantiate(&mut store, &self.component, &self.linker).map_err(trap)?;
         inst.call_init(&mut store, seed).map_err(trap)?;
         Ok(ShardEngine { store, inst, factory: self.clone() })

@@ -73,6 +73,8 @@ pub struct Engine {
     pub st: State,
     clients: Vec<Option<Client>>,
     client_slots: BTreeMap<u64, usize>,
+    /// The last (client id, slot) looked up: a pipeline's commands come in a row.
+    last_slot: Option<(u64, usize)>,
     free_slots: Vec<usize>,
     reply: Reply,
     effects: Vec<u8>,
@@ -110,6 +112,7 @@ impl Engine {
             },
             clients: Vec::new(),
             client_slots: BTreeMap::new(),
+            last_slot: None,
             free_slots: Vec::new(),
             reply: Reply::new(),
             effects: Vec::new(),
@@ -132,7 +135,13 @@ impl Engine {
     }
 
     fn slot_of(&mut self, id: u64) -> usize {
+        if let Some((last, s)) = self.last_slot {
+            if last == id {
+                return s;
+            }
+        }
         if let Some(&s) = self.client_slots.get(&id) {
+            self.last_slot = Some((id, s));
             return s;
         }
         let mut c = Client::new(id, self.st.now_ms);
@@ -153,6 +162,7 @@ impl Engine {
     }
 
     fn drop_client(&mut self, id: u64) {
+        self.last_slot = None;
         if let Some(slot) = self.client_slots.remove(&id) {
             if let Some(mut c) = self.clients[slot].take() {
                 crate::multi::unwatch_all(&mut self.st, &mut c);

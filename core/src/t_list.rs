@@ -39,37 +39,35 @@ fn entry_size(len: usize) -> usize {
 
 fn put_entry(out: &mut Vec<u8>, data: &[u8]) {
     let start = out.len();
+    out.resize(start + entry_size(data.len()), 0);
+    write_entry(&mut out[start..], data);
+}
+
+/// Writes one entry into `dst`, which is exactly `entry_size(data.len())` bytes.
+fn write_entry(dst: &mut [u8], data: &[u8]) {
+    let mut p = 0;
     let mut n = data.len();
     loop {
         let b = (n & 0x7f) as u8;
         n >>= 7;
         if n == 0 {
-            out.push(b);
+            dst[p] = b;
+            p += 1;
             break;
         }
-        out.push(b | 0x80);
+        dst[p] = b | 0x80;
+        p += 1;
     }
-    out.extend_from_slice(data);
+    dst[p..p + data.len()].copy_from_slice(data);
+    p += data.len();
     // backlen: groups from the most significant, the continuation bit on all but the first,
     // so reading backwards from the last byte finds the low group first.
-    let h = out.len() - start;
-    let mut groups = [0u8; 10];
-    let mut g = 0;
-    let mut v = h;
-    loop {
-        groups[g] = (v & 0x7f) as u8;
-        g += 1;
-        v >>= 7;
-        if v == 0 {
-            break;
-        }
-    }
-    for i in (0..g).rev() {
-        out.push(if i == g - 1 {
-            groups[i]
-        } else {
-            groups[i] | 0x80
-        });
+    let h = p;
+    let g = varint_len(h);
+    for i in 0..g {
+        // Group g-1-i (most significant first); all but the most significant flagged.
+        let grp = ((h >> (7 * (g - 1 - i))) & 0x7f) as u8;
+        dst[p + i] = if i == 0 { grp } else { grp | 0x80 };
     }
 }
 
@@ -140,11 +138,15 @@ impl Node {
         self.count += 1;
     }
 
+    /// Shifts the node up and writes the entry in front (a listpack's memmove), without
+    /// a temporary buffer.
     fn push_front(&mut self, data: &[u8]) {
-        let mut e = Vec::with_capacity(entry_size(data.len()));
-        put_entry(&mut e, data);
-        self.reserve(e.len());
-        self.buf.splice(0..0, e);
+        let es = entry_size(data.len());
+        self.reserve(es);
+        let old = self.buf.len();
+        self.buf.resize(old + es, 0);
+        self.buf.copy_within(0..old, es);
+        write_entry(&mut self.buf[..es], data);
         self.count += 1;
     }
 
@@ -676,17 +678,24 @@ fn pop_name(end: End) -> &'static [u8] {
 
 fn push_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], end: End, only_existing: bool) {
     let fill = list_fill(ctx);
-    let Ok(existing) = write_list(ctx, argv[1]) else {
-        return;
+    // The looked-up list is pushed to directly: one key lookup for an existing list.
+    let n = match write_list(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(Some(l)) => {
+            for x in &argv[2..] {
+                l.push(end, x, fill);
+            }
+            l.len()
+        }
+        Ok(None) if only_existing => return ctx.reply.int(0),
+        Ok(None) => {
+            let l = list_mut(ctx, argv[1]);
+            for x in &argv[2..] {
+                l.push(end, x, fill);
+            }
+            l.len()
+        }
     };
-    if existing.is_none() && only_existing {
-        return ctx.reply.int(0);
-    }
-    let l = list_mut(ctx, argv[1]);
-    for x in &argv[2..] {
-        l.push(end, x, fill);
-    }
-    let n = l.len();
     let db = ctx.db();
     ctx.st.touch_watched(db, argv[1]);
     ctx.notify(notify::LIST, push_event(end), argv[1]);

@@ -200,6 +200,28 @@ impl ZSkip {
 
 // ---------------------------------------------------------------- the value
 
+/// The new score of a present member under ZADD's flags: Ok(score) to update, or what to
+/// answer without changing anything (skipped by NX/GT/LT, NaN from INCR, or the same score).
+fn new_score(cur: f64, score: f64, f: AddFlags) -> Result<f64, AddOut> {
+    if f.nx {
+        return Err(AddOut::Nop);
+    }
+    let mut s = score;
+    if f.incr {
+        s += cur;
+        if s.is_nan() {
+            return Err(AddOut::Nan);
+        }
+    }
+    if (f.lt && s >= cur) || (f.gt && s <= cur) {
+        return Err(AddOut::Nop);
+    }
+    if s == cur {
+        return Err(AddOut::Same(s));
+    }
+    Ok(s)
+}
+
 pub enum ZsetValue {
     Listpack(Listpack),
     Skiplist(Box<ZSkip>),
@@ -332,24 +354,24 @@ impl ZsetValue {
         if score.is_nan() {
             return AddOut::Nan;
         }
+        if let ZsetValue::Skiplist(z) = self {
+            // One dict lookup; the skiplist node is moved, not freed and made again.
+            if let Some(cur) = z.dict.get_mut(member) {
+                let s = match new_score(*cur, score, f) {
+                    Ok(s) => s,
+                    Err(out) => return out,
+                };
+                let old = core::mem::replace(cur, s);
+                z.sl.update_score(member, old, s);
+                return AddOut::Updated(s);
+            }
+        }
         match self.score(member) {
             Some(cur) => {
-                if f.nx {
-                    return AddOut::Nop;
-                }
-                let mut s = score;
-                if f.incr {
-                    s += cur;
-                    if s.is_nan() {
-                        return AddOut::Nan;
-                    }
-                }
-                if (f.lt && s >= cur) || (f.gt && s <= cur) {
-                    return AddOut::Nop;
-                }
-                if s == cur {
-                    return AddOut::Same(s);
-                }
+                let s = match new_score(cur, score, f) {
+                    Ok(s) => s,
+                    Err(out) => return out,
+                };
                 match self {
                     ZsetValue::Listpack(l) => {
                         let e = l.find(member).unwrap();
@@ -357,8 +379,7 @@ impl ZsetValue {
                         l.insert(member, s);
                     }
                     ZsetValue::Skiplist(z) => {
-                        z.sl.remove(member, cur);
-                        z.sl.insert(member, s);
+                        z.sl.update_score(member, cur, s);
                         *z.dict.get_mut(member).unwrap() = s;
                     }
                 }

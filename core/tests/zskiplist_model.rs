@@ -25,6 +25,8 @@ impl Ord for K {
 #[derive(Debug, Clone)]
 enum Op {
     Insert(u8, i8),
+    /// A present member moves to a new score in its node (ZADD's update); absent: inserted.
+    Update(u8, i8),
     Remove(u8),
     RemoveRanks(u8, u8),
 }
@@ -32,6 +34,7 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => (any::<u8>(), -8i8..8).prop_map(|(m, s)| Op::Insert(m, s)),
+        4 => (any::<u8>(), -8i8..8).prop_map(|(m, s)| Op::Update(m, s)),
         3 => any::<u8>().prop_map(Op::Remove),
         1 => (any::<u8>(), 0u8..6).prop_map(|(a, n)| Op::RemoveRanks(a, n)),
     ]
@@ -64,6 +67,21 @@ proptest! {
                         order.remove(&K(old, m.clone()));
                     }
                     sl.insert(&m, s);
+                    order.insert(K(s, m), ());
+                }
+                Op::Update(m, s) => {
+                    let m = member(m);
+                    let s = s as f64 / 2.0;
+                    match scores.insert(m.clone(), s) {
+                        Some(old) => {
+                            prop_assert!(sl.update_score(&m, old, s));
+                            order.remove(&K(old, m.clone()));
+                        }
+                        None => {
+                            prop_assert!(!sl.update_score(&m, s, s));
+                            sl.insert(&m, s);
+                        }
+                    }
                     order.insert(K(s, m), ());
                 }
                 Op::Remove(m) => {

@@ -49,6 +49,11 @@ pub struct Client {
     pub readonly: bool,
     /// Cluster mode: ASKING was sent (the next command may use an importing slot).
     pub asking: bool,
+    /// ACL user (slot and generation in `acl::Acl`; `acl::SUPERUSER` for internal clients).
+    pub user: u32,
+    pub user_gen: u32,
+    /// Authenticated (AUTH/HELLO AUTH, or the default user needed no password).
+    pub authenticated: bool,
 }
 
 impl Client {
@@ -75,6 +80,9 @@ impl Client {
             deferred_in: 0,
             readonly: false,
             asking: false,
+            user: crate::acl::DEFAULT_SLOT,
+            user_gen: 0,
+            authenticated: false,
         }
     }
 }

@@ -96,6 +96,9 @@ const PARAMS: &[Param] = &[
     Param { name: "lazyfree-lazy-user-del", alias: None, kind: Kind::Bool, default: "no" },
     Param { name: "lazyfree-lazy-user-flush", alias: None, kind: Kind::Bool, default: "no" },
     Param { name: "activerehashing", alias: None, kind: Kind::Bool, default: "yes" },
+    // Never holds the password: CONFIG SET requirepass goes to the default ACL user
+    // (server::config_set), and CONFIG GET shows an empty value.
+    Param { name: "requirepass", alias: None, kind: Kind::Str, default: "" },
     Param { name: "protected-mode", alias: None, kind: Kind::Bool, default: "yes" },
     Param { name: "appendonly", alias: None, kind: Kind::Immutable, default: "no" },
     Param { name: "save", alias: None, kind: Kind::Str, default: "" },

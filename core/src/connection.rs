@@ -60,23 +60,29 @@ pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.client.readonly = false;
     ctx.client.asking = false;
     ctx.reply.resp3 = false;
+    // Back to the default user, authenticated only if it needs no password.
+    if ctx.client.user != crate::acl::SUPERUSER {
+        crate::acl::cmd::init_client(&ctx.st.acl, ctx.client);
+    }
     ctx.reply.simple(b"RESET");
 }
 
-/// Without ACL users configured (the security issue adds them), the default user has no
-/// password: AUTH with a password is an error, AUTH default <anything> succeeds.
-fn check_auth(ctx: &mut Ctx<'_>, user: Option<&[u8]>, _pass: &[u8]) -> bool {
-    match user {
-        None => {
+/// AUTH's check (Redis's authCommand): the one-argument form needs the default user to
+/// have a password; a failure is logged in the ACL LOG.
+fn check_auth(ctx: &mut Ctx<'_>, user: Option<&[u8]>, pass: &[u8]) -> bool {
+    let name = match user {
+        None if crate::acl::cmd::default_nopass(ctx.st) => {
             ctx.err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
-            false
+            return false;
         }
-        Some(u) if u == b"default" => true,
-        Some(_) => {
-            ctx.err("WRONGPASS invalid username-password pair or user is disabled.");
-            false
-        }
+        None => &b"default"[..],
+        Some(u) => u,
+    };
+    if crate::acl::cmd::authenticate(ctx, name, pass) {
+        return true;
     }
+    ctx.err("WRONGPASS invalid username-password pair or user is disabled.");
+    false
 }
 
 pub fn auth(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -108,12 +114,11 @@ pub fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     }
     let mut setname = None;
+    let mut creds = None;
     while i < argv.len() {
         let more = argv.len() - i - 1;
         if eq_ic(argv[i], b"AUTH") && more >= 2 {
-            if !check_auth(ctx, Some(argv[i + 1]), argv[i + 2]) {
-                return;
-            }
+            creds = Some((argv[i + 1], argv[i + 2]));
             i += 3;
         } else if eq_ic(argv[i], b"SETNAME") && more >= 1 {
             setname = Some(argv[i + 1]);
@@ -121,6 +126,14 @@ pub fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         } else {
             return ctx.err(&alloc::format!("ERR Syntax error in HELLO option '{}'", String::from_utf8_lossy(argv[i])));
         }
+    }
+    if let Some((u, p)) = creds
+        && !check_auth(ctx, Some(u), p)
+    {
+        return;
+    }
+    if !ctx.client.authenticated {
+        return ctx.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
     }
     if let Some(n) = setname {
         if !valid_client_name(n) {
@@ -211,7 +224,7 @@ pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 /// One CLIENT LIST line in Redis 7's format (socket-level fields are the host's; we report
 /// the ones the engine knows and neutral values for the rest).
-fn client_line(c: &Client, now_ms: i64, out: &mut Vec<u8>) {
+pub(crate) fn client_line(c: &Client, user: &[u8], now_ms: i64, out: &mut Vec<u8>) {
     let name = c.name.as_deref().unwrap_or(b"");
     let flags = match (c.subs.active(), c.multi.is_some(), c.blocked.is_some()) {
         (true, true, _) => "Px",
@@ -222,7 +235,7 @@ fn client_line(c: &Client, now_ms: i64, out: &mut Vec<u8>) {
     };
     let multi = c.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
     let line = alloc::format!(
-        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}\n",
+        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}\n",
         c.id,
         String::from_utf8_lossy(&c.addr),
         String::from_utf8_lossy(&c.laddr),
@@ -236,6 +249,7 @@ fn client_line(c: &Client, now_ms: i64, out: &mut Vec<u8>) {
         c.subs.shard.len(),
         multi,
         c.last_cmd,
+        String::from_utf8_lossy(user),
         if c.resp3 { 3 } else { 2 },
         String::from_utf8_lossy(c.lib_name.as_deref().unwrap_or(b"")),
         String::from_utf8_lossy(c.lib_ver.as_deref().unwrap_or(b"")),
@@ -245,7 +259,7 @@ fn client_line(c: &Client, now_ms: i64, out: &mut Vec<u8>) {
 
 pub fn client_info(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let mut out = Vec::new();
-    client_line(ctx.client, ctx.st.now_ms, &mut out);
+    client_line(ctx.client, crate::acl::cmd::user_name(&ctx.st.acl, ctx.client), ctx.st.now_ms, &mut out);
     ctx.reply.verbatim(&out);
 }
 
@@ -289,7 +303,7 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut out = Vec::new();
     for c in all {
         if ids.as_ref().is_none_or(|v| v.contains(&c.id)) && want_pubsub.is_none_or(|p| p == c.subs.active()) {
-            client_line(c, ctx.st.now_ms, &mut out);
+            client_line(c, crate::acl::cmd::user_name(&ctx.st.acl, c), ctx.st.now_ms, &mut out);
         }
     }
     ctx.reply.verbatim(&out);

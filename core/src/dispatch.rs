@@ -89,6 +89,15 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
         return;
     }
+    // AUTH and ACL permissions, before anything of the command runs.
+    if let Err(r) = crate::acl::cmd::enforce(ctx, cmd, argv) {
+        match r {
+            crate::acl::cmd::Refusal::Close => ctx.close = true,
+            crate::acl::cmd::Refusal::Error(msg) if ctx.in_exec => ctx.err(&msg),
+            crate::acl::cmd::Refusal::Error(msg) => reject(ctx, &msg),
+        }
+        return;
+    }
     // Cluster mode: keyed commands run only where their slot lives (Redis checks this
     // before queueing in MULTI, and for EXEC across everything queued).
     if ctx.st.cluster.is_some() && !ctx.st.applying && !ctx.in_exec {

@@ -63,6 +63,8 @@ pub struct State {
     pub pubsub: crate::pubsub::PubSub,
     /// Clients blocked on keys, per key in blocking order (see `blocked`).
     pub blocking: crate::blocked::BlockingKeys,
+    /// ACL users and the ACL LOG.
+    pub acl: crate::acl::Acl,
 }
 
 fn no_probe() -> usize {
@@ -109,6 +111,7 @@ impl Engine {
                 cluster: None,
                 pubsub: Default::default(),
                 blocking: Default::default(),
+                acl: crate::acl::Acl::new(),
             },
             clients: Vec::new(),
             client_slots: BTreeMap::new(),
@@ -146,6 +149,7 @@ impl Engine {
         }
         let mut c = Client::new(id, self.st.now_ms);
         c.last_ms = self.st.now_ms;
+        crate::acl::cmd::init_client(&self.st.acl, &mut c);
         self.st.stats.connections += 1;
         let slot = match self.free_slots.pop() {
             Some(s) => {
@@ -235,7 +239,14 @@ impl Engine {
                     let mut parts = rec.payload.splitn(2, |&b| b == b'\n');
                     c.addr = parts.next().unwrap_or_default().to_vec();
                     c.laddr = parts.next().unwrap_or_default().to_vec();
-                    batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                    // Protected mode: a non-loopback client while the default user has no
+                    // password is told how to fix it and disconnected.
+                    if crate::acl::cmd::protected_mode_denies(&self.st, &c.addr) {
+                        let msg = crate::acl::cmd::DENIED_MESSAGE.as_bytes();
+                        batch::write_out(&mut out, rec.kind, rec.client, batch::OUT_CLOSE, msg, b"");
+                    } else {
+                        batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                    }
                 }
                 batch::REC_UNBLOCK => {
                     if !self.unblock_client(rec.client, false, batch::REC_UNBLOCK, &mut out) {
@@ -264,6 +275,9 @@ impl Engine {
                                 "tcp_port" => self.st.config.set_fixed("port", v),
                                 "bind" => self.st.config.set_fixed("bind", v),
                                 "dir" => self.st.config.set_fixed("dir", v),
+                                "protected_mode" => self.st.config.set_fixed("protected-mode", v),
+                                "requirepass_sha256" => crate::acl::cmd::init_requirepass(&mut self.st.acl, v.as_bytes()),
+                                "internal_sha256" if v.len() == 64 => self.st.acl.internal = Some(v.as_bytes().to_vec()),
                                 _ => {}
                             }
                         }
@@ -550,6 +564,8 @@ impl Engine {
         self.st.replica_mode = true;
         self.st.applying = true;
         let mut client = Client::new(u64::MAX, self.st.now_ms);
+        client.user = crate::acl::SUPERUSER;
+        client.authenticated = true;
         let mut reader = EffectReader::new(effects);
         let mut n = 0;
         let mut result = Ok(());

@@ -8,6 +8,7 @@ extern crate alloc;
 #[cfg(feature = "component")]
 extern crate std;
 
+pub mod acl;
 pub mod batch;
 pub mod blocked;
 pub mod client;

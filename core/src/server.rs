@@ -209,9 +209,24 @@ pub fn config_set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if (argv.len() - 2) % 2 != 0 {
         return ctx.err("ERR wrong number of arguments for 'config|set' command");
     }
-    let pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks(2).map(|p| (p[0], p[1])).collect();
+    let mut pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks(2).map(|p| (p[0], p[1])).collect();
+    // requirepass sets the default user's password (hashed, logged); its value is not kept.
+    let pass = pairs.iter().find(|p| eq_ic(p.0, b"requirepass")).map(|p| p.1);
+    if pass.is_some() && ctx.st.replica_mode && !ctx.st.applying {
+        return ctx.err("READONLY You can't write against a read only replica.");
+    }
+    for p in pairs.iter_mut() {
+        if eq_ic(p.0, b"requirepass") {
+            p.1 = b"";
+        }
+    }
     match ctx.st.config.set_many(&pairs) {
-        Ok(()) => ctx.reply.ok(),
+        Ok(()) => {
+            if let Some(p) = pass {
+                crate::acl::cmd::set_requirepass(ctx, p);
+            }
+            ctx.reply.ok()
+        }
         Err(e) => ctx.err(&e),
     }
 }

@@ -9,6 +9,8 @@
 //!   type 0x13 Zset: encoding u8 (0 listpack, 1 skiplist) | n u32 | n × (len u32 | member, score f64 LE), ascending
 //!   type 0x11 List: n u32 | n × (len u32 | element), head first
 //!   type 0x16 Stream: len u32 | payload (see `stream::encode`)
+//! ACL record (first chunk only): 0xFF | len u32 | `ACL SETUSER name reset …` as RESP, one
+//!   per user set through the log (`acl::cmd::dump_users`); not counted as a key.
 //! The chunk envelope (version, checksum) is the snapshot writer's job.
 
 use alloc::string::String;
@@ -27,6 +29,9 @@ pub struct DumpChunk {
     pub next_cursor: u64,
     pub done: bool,
 }
+
+/// Marks an ACL user record in a chunk (no database has this number).
+const ACL_RECORD: u8 = 0xFF;
 
 fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(&(b.len() as u32).to_le_bytes());
@@ -122,6 +127,12 @@ impl Engine {
     /// must not change between calls (the snapshot process owns its engine).
     pub fn dump(&self, mut db: u32, mut cursor: u64, max_bytes: usize) -> DumpChunk {
         let mut data = Vec::new();
+        if db == 0 && cursor == 0 {
+            for u in crate::acl::cmd::dump_users(&self.st.acl) {
+                data.push(ACL_RECORD);
+                put_bytes(&mut data, &u);
+            }
+        }
         while (db as usize) < NUM_DBS {
             let d = &self.st.dbs[db as usize];
             loop {
@@ -154,6 +165,12 @@ impl Engine {
         let mut n = 0;
         let seed = self.st.seed;
         while c.pos < chunk.len() {
+            if chunk[c.pos] == ACL_RECORD {
+                c.pos += 1;
+                let cmd = c.bytes()?;
+                self.apply(&[&[0u8][..], cmd].concat(), self.st.now_us).map_err(|e| alloc::format!("ACL record: {e}"))?;
+                continue;
+            }
             let db = c.u8()? as usize;
             if db >= NUM_DBS {
                 return Err(alloc::format!("database {} out of range", db));
@@ -261,6 +278,10 @@ impl Engine {
     /// string encodings (int/embstr/raw) do not either.
     pub fn digest(&self) -> [u8; 16] {
         let mut total: u128 = 0;
+        // Users set through the log count too (none: the digest of the data alone).
+        for u in crate::acl::cmd::dump_users(&self.st.acl) {
+            total = total.wrapping_add(xxh3_128(&u));
+        }
         for (db, d) in self.st.dbs.iter().enumerate() {
             for (k, e) in d.keys.iter() {
                 let mut rec = Vec::with_capacity(k.len() + 32);

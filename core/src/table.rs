@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_sort as sort, t_stream as stream, t_string as string, t_zset as zset};
+use crate::{acl, cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_sort as sort, t_stream as stream, t_string as string, t_zset as zset};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -135,44 +135,121 @@ impl CommandSpec {
     pub fn movable_keys(&self) -> bool {
         matches!(self.name, "xread" | "xreadgroup" | "sintercard" | "zintercard" | "zunion" | "zinter" | "zdiff" | "zmpop" | "lmpop" | "blmpop" | "bzmpop" | "zunionstore" | "zinterstore" | "zdiffstore" | "sort")
     }
-    /// Categories reported by COMMAND INFO / used by ACL (`@read`, `@write`…).
-    pub fn acl_categories(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        v.push(if self.flags & WRITE != 0 { "@write" } else if self.flags & READONLY != 0 { "@read" } else { "@slow" });
-        if self.flags & (WRITE | READONLY) != 0 && self.group != "generic" && self.group != "server" {
-            v.push(match self.group {
-                "string" => "@string",
-                "hash" => "@hash",
-                "set" => "@set",
-                "bitmap" => "@bitmap",
-                "hyperloglog" => "@hyperloglog",
-                "sorted-set" => "@sortedset",
-                "list" => "@list",
-                "stream" => "@stream",
-                "transactions" => "@transaction",
-                _ => "@keyspace",
-            });
+    /// ACL categories as a bit set (`acl_cat`), derived as Redis 7.0 derives them: the
+    /// implicit ones from the flags (write, read, admin+dangerous, pubsub, fast/slow,
+    /// blocking) plus the explicit ones of the command's group and a few named commands.
+    pub fn acl_category_bits(&self) -> u32 {
+        use acl_cat::*;
+        if !self.subcommands.is_empty() {
+            // Containers carry only @slow (COMMAND's also @connection), as in Redis.
+            return CAT_SLOW | if self.name == "command" { CAT_CONNECTION } else { 0 };
         }
-        if self.group == "generic" {
-            v.push("@keyspace");
+        let f = self.flags;
+        let mut b = 0;
+        if f & WRITE != 0 {
+            b |= CAT_WRITE;
         }
-        if self.group == "connection" {
-            v.push("@connection");
+        if f & READONLY != 0 {
+            b |= CAT_READ;
         }
-        if self.group == "transactions" {
-            v.push("@transaction");
+        if f & ADMIN != 0 {
+            b |= CAT_ADMIN | CAT_DANGEROUS;
         }
-        if self.flags & ADMIN != 0 {
-            v.push("@admin");
-            v.push("@dangerous");
+        if f & PUBSUB != 0 {
+            b |= CAT_PUBSUB;
         }
-        v.push(if self.flags & FAST != 0 { "@fast" } else { "@slow" });
-        if self.flags & BLOCKING != 0 {
-            v.push("@blocking");
+        b |= if f & FAST != 0 { CAT_FAST } else { CAT_SLOW };
+        if f & BLOCKING != 0 {
+            b |= CAT_BLOCKING;
         }
-        v.dedup();
-        v
+        b |= match self.group {
+            "generic" => CAT_KEYSPACE,
+            "string" => CAT_STRING,
+            "hash" => CAT_HASH,
+            "set" => CAT_SET,
+            "bitmap" => CAT_BITMAP,
+            "hyperloglog" => CAT_HYPERLOGLOG,
+            "sorted-set" => CAT_SORTEDSET,
+            "list" => CAT_LIST,
+            "stream" => CAT_STREAM,
+            "transactions" => CAT_TRANSACTION,
+            "connection" => CAT_CONNECTION,
+            _ => 0,
+        };
+        // Explicit categories of single commands (Redis's command JSON files).
+        b |= match self.name {
+            "wait" => CAT_CONNECTION,
+            "info" | "keys" => CAT_DANGEROUS,
+            "dbsize" => CAT_KEYSPACE,
+            "flushdb" | "flushall" => CAT_KEYSPACE | CAT_DANGEROUS,
+            "role" | "lastsave" => CAT_ADMIN | CAT_DANGEROUS,
+            "xread" | "xreadgroup" => CAT_BLOCKING,
+            "sort" | "sort_ro" => CAT_SET | CAT_SORTEDSET | CAT_LIST | CAT_DANGEROUS,
+            _ if self.name.starts_with("command|") => CAT_CONNECTION,
+            _ => 0,
+        };
+        if matches!(self.name, "wait" | "sort" | "sort_ro") {
+            b &= !CAT_KEYSPACE;
+        }
+        b
     }
+
+    /// Categories reported by COMMAND INFO / used by ACL (`@read`, `@write`…), in
+    /// Redis's order.
+    pub fn acl_categories(&self) -> Vec<&'static str> {
+        let bits = self.acl_category_bits();
+        acl_cat::NAMES.iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).map(|(_, n)| n.1).collect()
+    }
+}
+
+/// ACL command categories, in the order of Redis's ACLCommandCategories (ACL CAT lists
+/// them so, COMMAND INFO reports them so).
+pub mod acl_cat {
+    pub const CAT_KEYSPACE: u32 = 1;
+    pub const CAT_READ: u32 = 1 << 1;
+    pub const CAT_WRITE: u32 = 1 << 2;
+    pub const CAT_SET: u32 = 1 << 3;
+    pub const CAT_SORTEDSET: u32 = 1 << 4;
+    pub const CAT_LIST: u32 = 1 << 5;
+    pub const CAT_HASH: u32 = 1 << 6;
+    pub const CAT_STRING: u32 = 1 << 7;
+    pub const CAT_BITMAP: u32 = 1 << 8;
+    pub const CAT_HYPERLOGLOG: u32 = 1 << 9;
+    pub const CAT_GEO: u32 = 1 << 10;
+    pub const CAT_STREAM: u32 = 1 << 11;
+    pub const CAT_PUBSUB: u32 = 1 << 12;
+    pub const CAT_ADMIN: u32 = 1 << 13;
+    pub const CAT_FAST: u32 = 1 << 14;
+    pub const CAT_SLOW: u32 = 1 << 15;
+    pub const CAT_BLOCKING: u32 = 1 << 16;
+    pub const CAT_DANGEROUS: u32 = 1 << 17;
+    pub const CAT_CONNECTION: u32 = 1 << 18;
+    pub const CAT_TRANSACTION: u32 = 1 << 19;
+    pub const CAT_SCRIPTING: u32 = 1 << 20;
+    /// (bit, "@name") in Redis's order.
+    pub const NAMES: &[(u32, &str)] = &[
+        (CAT_KEYSPACE, "@keyspace"),
+        (CAT_READ, "@read"),
+        (CAT_WRITE, "@write"),
+        (CAT_SET, "@set"),
+        (CAT_SORTEDSET, "@sortedset"),
+        (CAT_LIST, "@list"),
+        (CAT_HASH, "@hash"),
+        (CAT_STRING, "@string"),
+        (CAT_BITMAP, "@bitmap"),
+        (CAT_HYPERLOGLOG, "@hyperloglog"),
+        (CAT_GEO, "@geo"),
+        (CAT_STREAM, "@stream"),
+        (CAT_PUBSUB, "@pubsub"),
+        (CAT_ADMIN, "@admin"),
+        (CAT_FAST, "@fast"),
+        (CAT_SLOW, "@slow"),
+        (CAT_BLOCKING, "@blocking"),
+        (CAT_DANGEROUS, "@dangerous"),
+        (CAT_CONNECTION, "@connection"),
+        (CAT_TRANSACTION, "@transaction"),
+        (CAT_SCRIPTING, "@scripting"),
+    ];
 }
 
 /// Keys counted by a `numkeys` argument at `at` (Redis's keynum key specs): none when
@@ -235,13 +312,13 @@ const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST | CONNECTION;
 
 pub static CLIENT_SUBCOMMANDS: [CommandSpec; 10] = [
     cmd!("client|id", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "5.0.0", "Returns the unique client ID of the connection.", conn::client_id),
-    cmd!("client|setname", 3, CONN, NK, "connection", "2.6.9", "Sets the connection name.", conn::client_setname),
+    cmd!("client|setname", 3, NOSCRIPT | LOADING | STALE | CONNECTION, NK, "connection", "2.6.9", "Sets the connection name.", conn::client_setname),
     cmd!("client|getname", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "2.6.9", "Returns the name of the connection.", conn::client_getname),
     cmd!("client|info", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "6.2.0", "Returns information about the connection.", conn::client_info),
     cmd!("client|list", -2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "2.4.0", "Lists open connections.", conn::client_list),
     cmd!("client|setinfo", 4, CONN, NK, "connection", "7.2.0", "Sets information specific to the client or connection.", conn::client_setinfo),
     cmd!("client|no-evict", 3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "7.0.0", "Sets the client eviction mode of the connection.", conn::client_noevict),
-    cmd!("client|reply", 3, CONN, NK, "connection", "3.2.0", "Instructs the server whether to reply to commands.", conn::client_reply),
+    cmd!("client|reply", 3, NOSCRIPT | LOADING | STALE | CONNECTION, NK, "connection", "3.2.0", "Instructs the server whether to reply to commands.", conn::client_reply),
     cmd!("client|help", 2, LOADING | STALE, NK, "connection", "5.0.0", "Returns helpful text about the different subcommands.", conn::client_help),
     cmd!("client|unblock", -3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection.", conn::client_unblock),
 ];
@@ -313,6 +390,24 @@ pub static XINFO_SUBCOMMANDS: [CommandSpec; 4] = [
     cmd!("xinfo|help", 2, LOADING | STALE, NK, "stream", "5.0.0", "Show helpful text about the different subcommands", stream::xinfo_help),
 ];
 
+const ACLF: u32 = NOSCRIPT | LOADING | STALE;
+
+pub static ACL_SUBCOMMANDS: [CommandSpec; 13] = [
+    cmd!("acl|cat", -2, ACLF, NK, "server", "6.0.0", "Lists the ACL categories, or the commands inside a category.", acl::cmd::cat),
+    cmd!("acl|deluser", -3, ADMIN | ACLF, NK, "server", "6.0.0", "Deletes ACL users, and terminates their connections.", acl::cmd::deluser),
+    cmd!("acl|dryrun", -4, ADMIN | ACLF, NK, "server", "7.0.0", "Simulates the execution of a command by a user, without executing the command.", acl::cmd::dryrun),
+    cmd!("acl|genpass", -2, ACLF, NK, "server", "6.0.0", "Generates a pseudorandom, secure password that can be used to identify ACL users.", acl::cmd::genpass),
+    cmd!("acl|help", 2, LOADING | STALE, NK, "server", "6.0.0", "Returns helpful text about the different subcommands.", acl::cmd::help),
+    cmd!("acl|getuser", 3, ADMIN | ACLF, NK, "server", "6.0.0", "Lists the ACL rules of a user.", acl::cmd::getuser),
+    cmd!("acl|list", 2, ADMIN | ACLF, NK, "server", "6.0.0", "Dumps the effective rules in ACL file format.", acl::cmd::list),
+    cmd!("acl|load", 2, ADMIN | ACLF, NK, "server", "6.0.0", "Reloads the rules from the configured ACL file.", acl::cmd::load_save),
+    cmd!("acl|log", -2, ADMIN | ACLF, NK, "server", "6.0.0", "Lists recent security events generated due to ACL rules.", acl::cmd::log),
+    cmd!("acl|save", 2, ADMIN | ACLF, NK, "server", "6.0.0", "Saves the effective ACL rules in the configured ACL file.", acl::cmd::load_save),
+    cmd!("acl|setuser", -3, ADMIN | ACLF, NK, "server", "6.0.0", "Creates and modifies an ACL user and its rules.", acl::cmd::setuser),
+    cmd!("acl|users", 2, ADMIN | ACLF, NK, "server", "6.0.0", "Lists all ACL users.", acl::cmd::users),
+    cmd!("acl|whoami", 2, ACLF, NK, "server", "6.0.0", "Returns the authenticated username of the current connection.", acl::cmd::whoami),
+];
+
 pub static COMMANDS: &[CommandSpec] = &[
     // connection
     cmd!("ping", -1, FAST, NK, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
@@ -325,6 +420,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     container!("client", -2, "connection", "2.4.0", "A container for client connection commands.", &CLIENT_SUBCOMMANDS),
     // server
     container!("command", -1, "server", "2.8.13", "Returns detailed information about all commands.", &COMMAND_SUBCOMMANDS),
+    container!("acl", -2, "server", "6.0.0", "A container for Access List Control commands.", &ACL_SUBCOMMANDS),
     container!("config", -2, "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBCOMMANDS),
     cmd!("info", -1, LOADING | STALE, NK, "server", "1.0.0", "Returns information and statistics about the server.", server::info),
     cmd!("dbsize", 1, RF | KEYSPACE, NK, "server", "1.0.0", "Returns the number of keys in the database.", server::dbsize),

@@ -1,5 +1,6 @@
 //! memoria-host: the RESP server around the WebAssembly engine.
 
+pub mod acl;
 pub mod blocking;
 pub mod cluster;
 pub mod conn;

@@ -77,6 +77,26 @@ struct NodeArgs {
     /// slot map lives in the cluster log).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
     shards: u16,
+    /// Password of the `default` user (like redis-server's requirepass), unless the log has
+    /// set the default user since (ACL SETUSER default / CONFIG SET requirepass). Stored
+    /// and logged only as its SHA-256.
+    #[arg(long, env = "MEMORIA_REQUIREPASS", hide_env_values = true)]
+    requirepass: Option<String>,
+    /// Protected mode (like redis-server's): without a password for the default user,
+    /// refuse to listen beyond loopback and refuse non-loopback clients. `no` only on a
+    /// trusted network.
+    #[arg(long, default_value = "yes", value_parser = ["yes", "no"])]
+    protected_mode: String,
+}
+
+impl NodeArgs {
+    fn auth(&self) -> memoria_host::acl::AuthOptions {
+        memoria_host::acl::AuthOptions {
+            requirepass: self.requirepass.clone(),
+            protected_mode: self.protected_mode == "yes",
+            internal_token: std::env::var(memoria_host::acl::INTERNAL_TOKEN_ENV).ok(),
+        }
+    }
 }
 
 #[derive(clap::Args, Clone)]
@@ -162,6 +182,19 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).with_target(false).init();
     let cli = Cli::parse();
+    // Node processes that `memoria up` starts read the password from the environment,
+    // never from their command line (visible to every local user).
+    // Its supervisor probes them with a token of this run, whatever users the log holds.
+    if let Command::Up(u) = &cli.command {
+        let token = memoria_host::acl::new_internal_token()?;
+        // SAFETY: no other thread exists yet (the runtime is built below).
+        unsafe {
+            std::env::set_var(memoria_host::acl::INTERNAL_TOKEN_ENV, token);
+            if let Some(p) = &u.node.requirepass {
+                std::env::set_var("MEMORIA_REQUIREPASS", p);
+            }
+        }
+    }
     if let Command::Snapshot(a) = cli.command {
         return memoria_host::snapshot::cli::run(a);
     }
@@ -227,6 +260,7 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
         lease_ms: (a.lease_ms > 0).then_some(a.lease_ms),
         cluster: a.cluster,
         snapshots: snapshot_store_of(n)?,
+        auth: n.auth(),
     };
     let srv = server::start_with(opts, net_of(n)?).await?;
     let role = match (&a.replica_of, a.lease_ms) {
@@ -265,6 +299,7 @@ async fn serve_cluster(a: &ServerArgs, api: memoria_log::LogHandle) -> anyhow::R
         lease_ms,
         cluster: true,
         snapshots: store.clone(),
+        auth: n.auth(),
     })
     .await?;
     let addrs: Vec<String> = srv.addrs().iter().map(|a| a.to_string()).collect();
@@ -283,7 +318,9 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
     }
     let a = &u.node;
     net_of(a)?; // every flag checked before anything starts
-    let mut node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string(), "--shards".into(), a.shards.to_string()];
+    // The stable endpoint listens on --bind too: no password, no exposure.
+    a.auth().check_bind(&a.bind)?;
+    let mut node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string(), "--shards".into(), a.shards.to_string(), "--protected-mode".into(), a.protected_mode.clone()];
     node_args.extend(["--maxclients".into(), a.maxclients.to_string(), "--timeout".into(), a.timeout.to_string(), "--partial-request-timeout".into(), a.partial_request_timeout.to_string()]);
     for v in &a.client_output_buffer_limit {
         node_args.extend(["--client-output-buffer-limit".to_string(), v.clone()]);
@@ -349,7 +386,7 @@ async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule:
         _ => None,
     };
     let net = net_of(&a)?;
-    let srv = server::start_with(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None, cluster: false, snapshots }, net).await?;
+    let srv = server::start_with(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None, cluster: false, snapshots, auth: a.auth() }, net).await?;
     println!("memoria {} listening on {}{} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr, tls_note(&srv));
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");
@@ -399,6 +436,7 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
         lease_ms: None,
         cluster: true,
         snapshots: snapshots.clone(),
+        auth: a.auth(),
     })
     .await?;
     let addrs: Vec<String> = srv.addrs().iter().map(|x| x.to_string()).collect();

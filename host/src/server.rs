@@ -37,6 +37,8 @@ pub struct ServerOptions {
     /// Where this shard's snapshots are: nodes start from the newest one that passes its
     /// checks plus the log after it (None: the whole log).
     pub snapshots: Option<crate::snapshot::SnapshotStore>,
+    /// `--requirepass` and protected mode (users themselves come from the log).
+    pub auth: crate::acl::AuthOptions,
 }
 
 /// Options beyond [`ServerOptions`]: TLS and the connection limits CONFIG can change.
@@ -120,6 +122,7 @@ pub async fn start_with(opts: ServerOptions, net: NetOptions) -> anyhow::Result<
 
 /// A node of shard `place.shard`, with TLS and connection limits.
 pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) -> anyhow::Result<RunningServer> {
+    opts.auth.check_bind(&opts.bind)?;
     let factory = match place.factory.clone() {
         Some(f) => f,
         None => EngineFactory::new()?,
@@ -158,12 +161,13 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
     let host = HostLimits::new(&opts.limits, &net.config, &fixed).map_err(|e| anyhow::anyhow!("{e}"))?;
     let facts = ServerFacts {
         text: format!(
-            "process_id:{}\ntcp_port:{}\nbind:{}\ndir:{}\nexecutable:{}\n",
+            "process_id:{}\ntcp_port:{}\nbind:{}\ndir:{}\nexecutable:{}\n{}",
             std::process::id(),
             if listener.is_some() { addr.port() } else { 0 },
             opts.bind,
             opts.data_dir,
-            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default()
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            opts.auth.facts()
         ),
     };
     let mut engine = factory.instantiate(shard::seed())?;

@@ -765,6 +765,9 @@ impl Shard {
             } else if rec.flags & batch::OUT_UNBLOCKED != 0 {
                 self.blocking.unpark(rec.client);
                 self.deliver(rec.client, need, rec.reply, false);
+            } else if rec.kind == batch::REC_CONNECT && !rec.reply.is_empty() {
+                // Refused at connect (protected mode): the message, then the close.
+                self.deliver_n(rec.client, 0, rec.reply, rec.flags & batch::OUT_CLOSE != 0, 0);
             } else if rec.kind == batch::REC_COMMAND {
                 let close = rec.flags & batch::OUT_CLOSE != 0;
                 // A WAIT the engine accepted (an integer reply) on a primary with a log.

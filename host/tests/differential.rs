@@ -38,6 +38,11 @@ pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
     ("XADD with `*` (ids from the clock)", "each server's clock makes its own id; generated only on key `sauto`, XADD's reply compared by shape (`<ms>-<seq>`), reads of `sauto` by entry count"),
     ("XPENDING idle times, XINFO CONSUMERS idle, XINFO STREAM FULL delivery and seen times", "the servers run each command at slightly different instants: idle times compared by class (below 50 s, below 10^9 ms, above), absolute times (> 10^12 ms) as a placeholder; min-idle arguments are 0 or far from any reachable idle time"),
     ("XAUTOCLAIM COUNT too high for memory", "Redis answers 'Insufficient memory' when allocating COUNT ids fails on its machine; Memoria when COUNT exceeds 2^28 (4 GiB of ids); not generated between the two"),
+    ("ACL GETUSER/LIST command rules naming single commands (`-@all +@read +set -get`)", "categories are chosen by the same best-fit as Redis, but the single commands after them follow each server's command table (Redis: its hash table); host/tests/acl.rs compares only rules where at most one single command follows, and ACL CAT <category> as sets of the commands Memoria implements"),
+    ("CONFIG GET requirepass", "Memoria keeps only the SHA-256 of the default user's password (in the ACL user, replicated through the log), so it shows an empty value instead of the plaintext"),
+    ("ACL SETUSER selectors `(...)`, ACL LOAD/SAVE with an ACL file", "selectors are not supported (an error naming the modifier); there is no ACL file (users live in the log), so LOAD/SAVE answer Redis's no-ACL-file error"),
+    ("ACL LOG client-info and age-seconds", "server-specific values (connection ids, addresses, buffer sizes, timing); not compared"),
+    ("ACL SETUSER/DELUSER/CONFIG SET requirepass on a replica", "Memoria replicates users through the log, so a replica refuses them with -READONLY (Redis changes the replica's own users)"),
 ];
 
 #[derive(Debug, Clone, PartialEq)]

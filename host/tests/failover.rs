@@ -60,6 +60,7 @@ impl Cluster {
                         lease_ms: Some(LEASE_MS),
                         cluster: false,
                         snapshots: None,
+                        auth: Default::default(),
                     };
                     let s = server::start(opts).await.unwrap();
                     started.send((s.addr.port(), s.freezer())).unwrap();
@@ -346,4 +347,93 @@ fn deposed_primary_acknowledges_nothing_and_only_an_election_makes_it_lead_again
     assert!(head_epoch > rogue_epoch, "no election after the rogue claim (highest claim epoch {head_epoch})");
     assert_eq!(once(p, &["GET", "a"]).unwrap(), b"$1\r\n1\r\n");
     assert_eq!(once(p, &["GET", "b"]).unwrap(), b"$-1\r\n");
+}
+
+/// One command after AUTH on a fresh connection (None: no answer).
+fn once_as(port: u16, user: &str, pass: &str, args: &[&str]) -> Option<Vec<u8>> {
+    let mut c = Conn::connect(port, Duration::from_secs(5)).ok()?;
+    let a = c.cmd(&["AUTH", user, pass]).ok()?;
+    if a != b"+OK\r\n" {
+        return Some(a);
+    }
+    c.cmd(args).ok()
+}
+
+/// Waits until `args` run as `user` on `port` answer `want`.
+fn wait_reply_as(port: u16, user: &str, pass: &str, args: &[&str], want: &[u8]) {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let r = once_as(port, user, pass, args);
+        if r.as_deref() == Some(want) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{args:?} as {user} on {port} never answered {:?} (last {:?})", text(want), r.map(|r| text(&r)));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The users and permissions one node enforces, as seen by clients.
+fn assert_acl_enforced(port: u16) {
+    assert_eq!(once(port, &["GET", "app:1"]).map(|r| text(&r)).as_deref(), Some("-NOAUTH Authentication required.\r\n"));
+    assert_eq!(once_as(port, "default", "wrong", &["PING"]).map(|r| text(&r)).as_deref(), Some("-WRONGPASS invalid username-password pair or user is disabled.\r\n"));
+    assert_eq!(once_as(port, "app", "apppw", &["GET", "other:x"]).map(|r| text(&r)).as_deref(), Some("-NOPERM this user has no permissions to access one of the keys used as arguments\r\n"));
+    assert_eq!(once_as(port, "app", "apppw", &["DEL", "app:1"]).map(|r| text(&r)).as_deref(), Some("-NOPERM this user has no permissions to run the 'del' command\r\n"));
+    assert_eq!(once_as(port, "app", "apppw", &["GET", "app:1"]).map(|r| text(&r)).as_deref(), Some("$1\r\nv\r\n"));
+    let list = once_as(port, "default", "adminpw", &["ACL", "LIST"]).map(|r| text(&r)).unwrap_or_default();
+    assert!(list.contains("user app on #") && list.contains("~app:* resetchannels -@all +@read"), "{list}");
+    assert!(!list.contains("apppw") && !list.contains("adminpw"), "{list}");
+    assert!(!list.contains("gone"), "{list}");
+}
+
+/// Runs `cmd` as `user` on whichever of `ports` is primary (retrying while leadership
+/// settles: on a loaded machine the lease may move right after `pair`).
+fn on_primary(ports: &[u16], user: &str, pass: &str, cmd: &[&str]) -> u16 {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        for &port in ports {
+            let got = once_as(port, user, pass, cmd).unwrap_or_default();
+            if got == b"+OK\r\n" || got.starts_with(b":") {
+                return port;
+            }
+        }
+        assert!(Instant::now() < deadline, "no primary took {cmd:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// ACL changes are effects in the log: the replica enforces them, and so do the new
+/// primary after a failover and a node that starts over from the log.
+#[test]
+fn acl_users_hold_after_failover_and_restart() {
+    let c = Cluster::start();
+    let ((p, pf), (r, rf)) = pair(&c);
+    let nodes = [p, r];
+    for cmd in [
+        &["ACL", "SETUSER", "app", "on", ">apppw", "~app:*", "+@read"][..],
+        &["ACL", "SETUSER", "gone", "on", "nopass", "+@all"],
+        &["SET", "app:1", "v"],
+        &["SET", "other:x", "w"],
+        &["ACL", "DELUSER", "gone"],
+    ] {
+        on_primary(&nodes, "default", "", cmd);
+    }
+    let primary = on_primary(&nodes, "default", "", &["CONFIG", "SET", "requirepass", "adminpw"]);
+    let (replica, primary_f, replica_f) = if primary == p { (r, pf, rf) } else { (p, rf, pf) };
+    // Both nodes enforce the same users (the replica applied the log).
+    wait_reply_as(replica, "app", "apppw", &["GET", "app:1"], b"$1\r\nv\r\n");
+    assert_acl_enforced(primary);
+    assert_acl_enforced(replica);
+    if !role(replica).contains("master") {
+        assert_eq!(once_as(replica, "default", "adminpw", &["ACL", "SETUSER", "x"]).map(|r| text(&r)).as_deref(), Some("-READONLY You can't write against a read only replica.\r\n"));
+    }
+    // Failover: the primary freezes, the replica takes over with the same users.
+    let thaw = primary_f.freeze();
+    wait_reply_as(replica, "default", "adminpw", &["SET", "after", "1"], b"+OK\r\n");
+    assert_acl_enforced(replica);
+    // A node that starts over from the log (every other node frozen) has them too.
+    let _thaw_r = replica_f.freeze();
+    let (n, _) = c.node("n3", None);
+    wait_reply_as(n, "default", "adminpw", &["SET", "after", "2"], b"+OK\r\n");
+    assert_acl_enforced(n);
+    drop(thaw);
 }

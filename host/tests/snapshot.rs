@@ -328,6 +328,7 @@ fn nodes_and_new_replicas_start_from_the_snapshot() {
                     lease_ms: None,
                     cluster: false,
                     snapshots: Some(store),
+                    auth: Default::default(),
                 };
                 let srv = memoria_host::server::start(opts).await.expect("node starts from snapshot + log");
                 tx.send(srv.addr.port()).unwrap();

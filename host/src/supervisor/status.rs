@@ -244,7 +244,17 @@ struct Probe {
 async fn probe(host: &str, port: u16, conn: &mut Option<TcpStream>) -> Option<Probe> {
     let r = tokio::time::timeout(Duration::from_millis(500), async {
         if conn.is_none() {
-            *conn = Some(TcpStream::connect((host, port)).await.ok()?);
+            let mut s = TcpStream::connect((host, port)).await.ok()?;
+            // Authenticate as the supervisor, so probes work whatever passwords are set.
+            if let Some(auth) = crate::acl::internal_auth_command() {
+                s.write_all(&auth).await.ok()?;
+                let mut ok = [0u8; 5];
+                s.read_exact(&mut ok).await.ok()?;
+                if &ok != b"+OK\r\n" {
+                    return None;
+                }
+            }
+            *conn = Some(s);
         }
         let c = conn.as_mut()?;
         c.write_all(b"*2\r\n$4\r\nINFO\r\n$11\r\nreplication\r\n").await.ok()?;

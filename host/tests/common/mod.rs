@@ -21,12 +21,21 @@ impl Memoria {
     }
 
     pub fn start_with(limits: ConnLimits) -> Memoria {
+        Self::start_full(limits, Default::default())
+    }
+
+    /// A node started with `--requirepass` / protected-mode options.
+    pub fn start_with_auth(auth: memoria_host::acl::AuthOptions) -> Memoria {
+        Self::start_full(ConnLimits::default(), auth)
+    }
+
+    pub fn start_full(limits: ConnLimits, auth: memoria_host::acl::AuthOptions) -> Memoria {
         let (port_tx, port_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async move {
-                let srv = server::start(ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits, log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None }).await.expect("server starts");
+                let srv = server::start(ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits, log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None, auth }).await.expect("server starts");
                 port_tx.send(srv.addr.port()).unwrap();
                 let _ = stop_rx.await;
                 srv.shutdown().await;
@@ -216,6 +225,7 @@ pub fn start_logged_pair(tag: &str) -> LoggedPair {
                 lease_ms: None,
                 cluster: false,
                 snapshots: None,
+                auth: Default::default(),
             };
             let p = server::start(opts(memoria_log::LogHandle::Embedded(log.clone()), None)).await.unwrap();
             let r = server::start(opts(memoria_log::LogHandle::Embedded(log.clone()), Some(p.addr.to_string()))).await.unwrap();

@@ -39,6 +39,9 @@ usage: benches/load/run.sh [options]
                 memoria --port 0 --tls-port; a CA and a certificate for 127.0.0.1 are made
                 with openssl; no client certificates) and redis-benchmark runs with
                 --tls --cacert
+  --acl         also measure memoria through an ACL user with a key pattern (AUTH as
+                `bench`: ~key:* +@read +@write +@connection), in the same run as
+                memoria's default user, and print the ratio (ACL enforcement cost)
   --no-preload  do not load all KEYS keys into both servers before measuring
   -o FILE       also write the markdown table to FILE
   -h            this help
@@ -63,6 +66,7 @@ preload=1
 durable=0
 pg3az=0
 tls=0
+acl=0
 outfile=""
 
 while [[ $# -gt 0 ]]; do
@@ -79,6 +83,7 @@ while [[ $# -gt 0 ]]; do
         -m) memoria_args="$2"; shift 2 ;;
         -R) redis_args="$2"; shift 2 ;;
         --no-preload) preload=0; shift ;;
+        --acl) acl=1; shift ;;
         --durable) durable=1; shift ;;
         --pg3az) durable=1; pg3az=1; shift ;;
         --tls) tls=1; shift ;;
@@ -261,6 +266,15 @@ else
 fi
 
 declare -A port=([redis]=$redis_port [memoria]=$memoria_port)
+servers="redis memoria"
+if [[ $acl == 1 ]]; then
+    # The same node, reached through an ACL user whose key pattern every command checks.
+    redis-cli -h 127.0.0.1 -p "$memoria_port" "${tls_args[@]}" ACL SETUSER bench on '>bench-pw' '~key:*' '+@read' '+@write' '+@connection' >/dev/null
+    [[ "$(redis-cli -h 127.0.0.1 -p "$memoria_port" "${tls_args[@]}" --user bench --pass bench-pw --no-auth-warning get key:000000000001 >/dev/null 2>&1; echo $?)" == 0 ]] \
+        || { echo "the bench ACL user cannot read: $(redis-cli -h 127.0.0.1 -p "$memoria_port" "${tls_args[@]}" ACL LIST)" >&2; exit 1; }
+    port[memoria-acl]=$memoria_port
+    servers="redis memoria memoria-acl"
+fi
 
 # Every key the benchmark can touch exists, with a value of the benchmarked size, so GETs
 # hit (redis-benchmark's keys are key:<12-digit zero-padded number>).
@@ -279,8 +293,9 @@ fi
 
 # One redis-benchmark run; prints "rps p50 p99" (latencies in ms).
 bench() { # server test pipeline n
-    local out line
-    out=$(redis-benchmark -h 127.0.0.1 -p "${port[$1]}" "${tls_args[@]}" -t "$2" -P "$3" -n "$4" -c "$clients" \
+    local out line auth=()
+    [[ $1 == memoria-acl ]] && auth=(--user bench -a bench-pw)
+    out=$(redis-benchmark -h 127.0.0.1 -p "${port[$1]}" "${tls_args[@]}" "${auth[@]}" -t "$2" -P "$3" -n "$4" -c "$clients" \
         -d "$datasize" -r "$keyspace" --csv 2>"$work/bench.err") \
         || { echo "redis-benchmark against $1 failed:" >&2; cat "$work/bench.err" >&2; exit 1; }
     # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
@@ -311,7 +326,7 @@ done
 
 for ((k = 1; k <= repeats; k++)); do
     # Alternate which server goes first, so slow drift of the machine hits both alike.
-    if (( k % 2 )); then order="redis memoria"; else order="memoria redis"; fi
+    if (( k % 2 )); then order="$servers"; else order=$(tr ' ' '\n' <<<"$servers" | tac | tr '\n' ' '); fi
     for P in $pipelines; do
         for t in "${test_list[@]}"; do
             for s in $order; do
@@ -348,6 +363,24 @@ table=$(
                 "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "${nreq[$t,$P]}" "$rr" "$mr" "$ratio" "$r50" "$m50" "$r99" "$m99"
         done
     done
+    if [[ $acl == 1 ]]; then
+        echo
+        echo "ACL enforcement: the same memoria node through its default user (no restrictions) and through the ACL user \`bench\` (AUTH, ~key:* +@read +@write +@connection), same run:"
+        echo
+        echo "| test | pipeline | memoria ops/s | memoria + ACL user ops/s | ACL/default | memoria p99 ms | memoria + ACL p99 ms |"
+        echo "|------|---------:|--------------:|-------------------------:|------------:|---------------:|---------------------:|"
+        for t in "${test_list[@]}"; do
+            for P in $pipelines; do
+                # shellcheck disable=SC2086
+                {
+                    mr=$(median ${rps[memoria,$t,$P]}); ar=$(median ${rps[memoria-acl,$t,$P]})
+                    m99=$(median ${p99[memoria,$t,$P]}); a99=$(median ${p99[memoria-acl,$t,$P]})
+                }
+                ratio=$(awk -v a="$ar" -v m="$mr" 'BEGIN { printf "%.2f", (m > 0 ? a / m : 0) }')
+                printf '| %s | %s | %.0f | %.0f | %s× | %s | %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$mr" "$ar" "$ratio" "$m99" "$a99"
+            done
+        done
+    fi
 )
 echo
 echo "$table"

@@ -178,7 +178,7 @@ impl CommandSpec {
         };
         // Explicit categories of single commands (Redis's command JSON files).
         b |= match self.name {
-            "wait" => CAT_CONNECTION,
+            "wait" | "asking" | "readonly" | "readwrite" => CAT_CONNECTION,
             "info" | "keys" => CAT_DANGEROUS,
             "dbsize" => CAT_KEYSPACE,
             "flushdb" | "flushall" => CAT_KEYSPACE | CAT_DANGEROUS,

@@ -97,7 +97,7 @@ impl Server {
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async move {
-                let opts = ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits: ConnLimits::default(), log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None };
+                let opts = ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits: ConnLimits::default(), log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None, auth: Default::default() };
                 let net = NetOptions { tls: Some((0, tls)), ..Default::default() };
                 let srv = server::start_with(opts, net).await.expect("server starts");
                 tx.send((srv.addr.port(), srv.tls_addr.unwrap().port())).unwrap();
@@ -253,7 +253,7 @@ fn bad_tls_settings_stop_the_server_at_start() {
     let pki = Pki::new();
     let rt = rt();
     rt.block_on(async {
-        let opts = || ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits: ConnLimits::default(), log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None };
+        let opts = || ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits: ConnLimits::default(), log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None, auth: Default::default() };
         let mut s = pki.settings("server", ClientAuth::Yes);
         s.ca_file = None;
         let e = server::start_with(opts(), NetOptions { tls: Some((0, s)), ..Default::default() }).await.err().expect("client auth without a CA");

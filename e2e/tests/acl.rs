@@ -75,7 +75,13 @@ fn users_hold_after_kill9_failover_and_full_restart() {
         wait_for(&ep, "default", "adminpw", &[b"GET", b"after"], &Reply::Bulk(Some(b"1".to_vec()))).await;
         assert_enforced(&ep).await;
         let list = as_user(&ep, "default", "adminpw", &[b"ACL", b"LIST"]).await;
-        let text = format!("{list:?}");
+        let text = match list {
+            Some(Reply::Array(Some(users))) => users.iter().map(|u| match u {
+                Reply::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
+                other => format!("{other:?}"),
+            }).collect::<Vec<_>>().join("\n"),
+            other => format!("{other:?}"),
+        };
         assert!(text.contains("user app on #") && !text.contains("apppw") && !text.contains("adminpw"), "{text}");
     });
     // The log (SQLite file and its WAL) never holds a plaintext password.

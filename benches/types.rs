@@ -6,7 +6,7 @@
 //!
 //!     cargo bench -p memoria-benches --bench types
 //!
-//! Prints ns per command for each (op, engine). Environment: `MEMORIA_TYPES_N` (commands per
+//! Prints ns per command for each (op, engine), over the whole stream and its last tenth. Environment: `MEMORIA_TYPES_N` (commands per
 //! op, default 1000000), `MEMORIA_TYPES_OPS` (comma-separated subset, default all five),
 //! `MEMORIA_TYPES_NATIVE=0` to skip the native engine.
 
@@ -85,15 +85,23 @@ fn connects() -> Vec<u8> {
     b.buf
 }
 
-/// ns per command over the whole stream; checks that no reply is an error.
-fn run(e: &mut dyn Exec, batches: &[Vec<u8>], n: usize) -> f64 {
+/// ns per command over the whole stream and over its last tenth (where the set or list is
+/// biggest); checks that no reply is an error.
+fn run(e: &mut dyn Exec, batches: &[Vec<u8>]) -> (f64, f64) {
     let first = e.run(&batches[0]);
     assert!(OutputReader::new(&first).all(|r| !r.reply.starts_with(b"-")), "error replies");
+    let rest = &batches[1..];
+    let tail_from = rest.len() - rest.len() / 10;
     let start = Instant::now();
-    for b in &batches[1..] {
+    let mut tail_start = start;
+    for (i, b) in rest.iter().enumerate() {
+        if i == tail_from {
+            tail_start = Instant::now();
+        }
         black_box(e.run(b).len());
     }
-    start.elapsed().as_nanos() as f64 / (n - BATCH) as f64
+    let per = |t: Instant, batches: usize| t.elapsed().as_nanos() as f64 / (batches * BATCH) as f64;
+    (per(start, rest.len()), per(tail_start, rest.len() - tail_from))
 }
 
 fn main() {
@@ -105,12 +113,17 @@ fn main() {
     let mut wasm = factory.instantiate(42).expect("instantiate the engine component");
     native.run(&connects());
     wasm.run(&connects());
-    println!("| op | commands | native ns/cmd | component ns/cmd |");
-    println!("|----|---------:|--------------:|-----------------:|");
+    println!("| op | commands | native ns/cmd | component ns/cmd | native, last tenth | component, last tenth |");
+    println!("|----|---------:|--------------:|-----------------:|-------------------:|----------------------:|");
     for op in &ops {
         let batches = workload(op, n);
-        let nat = if native_too { format!("{:.0}", run(&mut native, &batches, n)) } else { "-".into() };
-        let w = run(&mut wasm, &batches, n);
-        println!("| {} | {n} | {nat} | {w:.0} |", op.to_uppercase());
+        let (nat, nat_tail) = if native_too {
+            let (a, b) = run(&mut native, &batches);
+            (format!("{a:.0}"), format!("{b:.0}"))
+        } else {
+            ("-".into(), "-".into())
+        };
+        let (w, w_tail) = run(&mut wasm, &batches);
+        println!("| {} | {n} | {nat} | {w:.0} | {nat_tail} | {w_tail:.0} |", op.to_uppercase());
     }
 }

@@ -89,6 +89,53 @@ pub fn wait(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
 }
 
+/// FAILOVER [TIMEOUT ms]: the primary steps down and the election through the log makes
+/// a replica the primary. The engine checks the arguments and the role and answers +OK;
+/// the host recognises the accepted FAILOVER and steps down after the reply. `TO host
+/// port` is refused: the election, not the caller, picks the new primary.
+pub fn failover(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut i = 1;
+    let (mut abort, mut to, mut force) = (false, false, false);
+    while i < argv.len() {
+        let a = argv[i];
+        if eq_ic(a, b"abort") {
+            abort = true;
+            i += 1;
+        } else if eq_ic(a, b"force") {
+            force = true;
+            i += 1;
+        } else if eq_ic(a, b"to") && i + 2 < argv.len() {
+            to = true;
+            i += 3;
+        } else if eq_ic(a, b"timeout") && i + 1 < argv.len() {
+            match crate::util::parse_i64(argv[i + 1]) {
+                Some(t) if t > 0 => {}
+                Some(_) => return ctx.err("ERR FAILOVER timeout must be greater than 0"),
+                None => return ctx.not_integer(),
+            }
+            i += 2;
+        } else {
+            return ctx.err("ERR syntax error");
+        }
+    }
+    if abort {
+        if to || force || argv.len() > 2 {
+            return ctx.err("ERR FAILOVER abort cannot be used with other options.");
+        }
+        return ctx.err("ERR No failover in progress.");
+    }
+    if force && !to {
+        return ctx.err("ERR FAILOVER with force option requires both a timeout and target HOST and IP.");
+    }
+    if ctx.st.replica_mode {
+        return ctx.err("ERR FAILOVER is not valid when server is a replica.");
+    }
+    if to {
+        return ctx.err("ERR FAILOVER TO is not supported: the election through the log picks the new primary");
+    }
+    ctx.reply.ok();
+}
+
 pub fn time(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let us = ctx.st.now_us;
     ctx.reply.array(2);

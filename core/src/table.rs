@@ -428,6 +428,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("flushall", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from all databases.", server::flushall),
     cmd!("time", 1, LOADING | STALE | FAST, NK, "server", "2.6.0", "Returns the server time.", server::time),
     cmd!("role", 1, NOSCRIPT | LOADING | STALE | FAST, NK, "server", "2.8.12", "Returns the replication role.", server::role),
+    cmd!("failover", -1, ADMIN | NOSCRIPT | STALE, NK, "server", "6.2.0", "Starts a coordinated failover from a server to one of its replicas.", server::failover),
     cmd!("wait", 3, NOSCRIPT, NK, "generic", "3.0.0", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", server::wait),
     container!("cluster", -2, "cluster", "3.0.0", "A container for Redis Cluster commands.", &CLUSTER_SUBCOMMANDS),
     cmd!("readonly", 1, LOADING | STALE | FAST, NK, "cluster", "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.", cluster::readonly),

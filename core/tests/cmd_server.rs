@@ -347,3 +347,17 @@ fn arity_errors_name_the_command() {
     ck(&mut h, "GET nokey", NIL);
     let _ = bulk("");
 }
+
+#[test]
+fn failover_arguments() {
+    // The engine only checks arguments and role; the host steps a primary down on +OK.
+    let mut h = H::new();
+    ck(&mut h, "FAILOVER", OK);
+    ck(&mut h, "FAILOVER TIMEOUT 100", OK);
+    ck(&mut h, "FAILOVER TIMEOUT 0", err("ERR FAILOVER timeout must be greater than 0"));
+    ck(&mut h, "FAILOVER TIMEOUT x", err("ERR value is not an integer or out of range"));
+    ck(&mut h, "FAILOVER ABORT", err("ERR No failover in progress."));
+    ck(&mut h, "FAILOVER FORCE", err("ERR FAILOVER with force option requires both a timeout and target HOST and IP."));
+    ck(&mut h, "FAILOVER NOW", err("ERR syntax error"));
+    ck(&mut h, "FAILOVER TO 127.0.0.1 6380", err("ERR FAILOVER TO is not supported: the election through the log picks the new primary"));
+}

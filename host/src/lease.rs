@@ -224,6 +224,8 @@ pub enum StepDownReason {
     LeaseExpired,
     /// The log holds an entry of a newer format version.
     FormatTooNew,
+    /// An operator asked it to (FAILOVER, the console): see [`Lease::resign`].
+    Resigned,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -438,6 +440,24 @@ impl Lease {
         }
         let token = self.begin(AppendKind::Data, now_ms, self.own_epoch);
         Some(AppendTarget { token, prev_id: self.append_prev, epoch: self.own_epoch })
+    }
+
+    /// An operator asks the primary to step down (FAILOVER). It stops serving at once, as
+    /// when deposed, and claims nothing for `hold_ms` beyond its usual backoff: the
+    /// replicas' backoffs run from the last renewal they read, which is older, so one of
+    /// them wins the election. If none does (no replica caught up), this node claims
+    /// again once the hold is over. Not a primary: nothing happens.
+    pub fn resign(&mut self, now_ms: u64, hold_ms: u64) -> Vec<Action> {
+        let mut out = Vec::new();
+        self.clock = self.clock.max(now_ms);
+        self.check_lease(&mut out);
+        if self.role != Role::Primary {
+            return out;
+        }
+        let now = self.clock;
+        self.step_down(StepDownReason::Resigned, now, &mut out);
+        self.backoff_until = self.backoff_until.max(now.saturating_add(self.cfg.backoff_ms).saturating_add(hold_ms));
+        out
     }
 
     /// Feeds one event; returns what to do, in order.

@@ -10,6 +10,7 @@ pub mod limits;
 pub mod server;
 pub mod shard;
 pub mod snapshot;
+pub mod stats;
 pub mod supervisor;
 pub mod tls;
 pub mod tracker;

@@ -128,6 +128,12 @@ struct UpArgs {
     /// Take no snapshots and never truncate the log.
     #[arg(long)]
     no_snapshots: bool,
+    /// Do not start the web console (`memoria-console` on --console-port).
+    #[arg(long)]
+    no_console: bool,
+    /// Require a login with this token in the web console.
+    #[arg(long, env = "MEMORIA_CONSOLE_TOKEN", hide_env_values = true)]
+    console_token: Option<String>,
     /// When to snapshot (each snapshot runs in a child `memoria snapshot` process) and
     /// how far to truncate the log behind.
     #[command(flatten)]
@@ -354,6 +360,7 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
         snapshot_store: a.snapshot_store.clone(),
         tls,
         log_tls,
+        console: (!u.no_console).then(|| memoria_host::supervisor::ConsoleOptions { port: a.console_port, token: u.console_token.clone() }),
     };
     memoria_host::supervisor::run(opts, shutdown_signal()).await
 }

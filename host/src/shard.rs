@@ -179,6 +179,9 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             blocking: Blocking::new(),
             host,
             pubsub_clients: HashSet::new(),
+            stats: crate::stats::Latency::new(Instant::now()),
+            batch_t0: Instant::now(),
+            resign: false,
         };
         if s.cluster.is_some()
             && let Some((api, name)) = s.source.clone()
@@ -218,6 +221,8 @@ struct Held {
     /// later reply of the client) goes out.
     wait: Option<HeldWait>,
     answered: usize,
+    /// When its batch reached the shard (latency statistics).
+    since: Instant,
 }
 
 struct HeldWait {
@@ -347,6 +352,12 @@ struct Shard {
     host: Arc<HostLimits>,
     /// Clients subscribed to something (`batch::OUT_PUBSUB`).
     pubsub_clients: HashSet<u64>,
+    /// Reply latency per one-second window (INFO replication `memoria_latency_*`).
+    stats: crate::stats::Latency,
+    /// When the batch being run reached the shard.
+    batch_t0: Instant,
+    /// A FAILOVER was accepted: step down once its reply is out.
+    resign: bool,
 }
 
 struct ClusterView {
@@ -545,11 +556,12 @@ impl Shard {
 
     /// Queues a REC_ROLE record when the offset moved since the last report.
     fn role_record(&mut self) {
+        let rolled = self.stats.roll(Instant::now());
         // Read the shared version first: a change racing with this report is seen next time.
         let version = self.cluster.as_ref().and_then(|c| c.shared.as_ref()).map_or(0, |s| s.version());
         let (offset, text) = self.role_text();
         let moved = self.cluster.as_mut().is_some_and(|c| std::mem::replace(&mut c.reported_version, version) != version);
-        if offset != self.reported_offset || moved {
+        if offset != self.reported_offset || moved || rolled {
             self.reported_offset = offset;
             self.batch.record(batch::REC_ROLE, 0, text.as_bytes());
         }
@@ -559,6 +571,7 @@ impl Shard {
     fn role_text(&self) -> (u64, String) {
         let (offset, mut t) = self.base_role_text();
         self.cluster_lines(&mut t);
+        self.stats.lines(&mut t);
         (offset, t)
     }
 
@@ -632,6 +645,7 @@ impl Shard {
             // Commands of just-unblocked clients come before anything newer of theirs.
             self.blocking.take_resubmit(&mut self.batch);
             if let Some(m) = first {
+                self.batch_t0 = Instant::now();
                 if !self.take(m) {
                     return self.drain_before_exit().await;
                 }
@@ -683,7 +697,26 @@ impl Shard {
             self.start_append();
             self.run_actions().await;
             self.flush();
+            if self.stats.immediate > 0 {
+                let n = std::mem::take(&mut self.stats.immediate);
+                self.stats.record(self.batch_t0.elapsed(), n);
+            }
+            if std::mem::take(&mut self.resign) {
+                self.resign_now().await;
+            }
         }
+    }
+
+    /// FAILOVER: the primary steps down (its reply went out first) and holds off for a
+    /// second backoff, so the election through the log makes a replica the primary.
+    async fn resign_now(&mut self) {
+        let Some(el) = self.election.as_mut() else { return };
+        let now = el.now();
+        let hold = el.m.config().backoff_ms;
+        tracing::warn!(shard = self.id, "FAILOVER: stepping down so that a replica takes over");
+        self.pending.extend(el.m.resign(now, hold));
+        self.run_actions().await;
+        self.flush();
     }
 
     /// On shutdown, waits for the append in flight so acknowledged-looking writes land.
@@ -779,9 +812,16 @@ impl Shard {
                     self.wait_seq += 1;
                     let wait = HeldWait { req, token: self.wait_seq, started: false };
                     let need = self.tracker.need_all();
-                    self.held.entry(rec.client).or_default().push_back(Held { need, data: Vec::new(), close, wait: Some(wait), answered: 1 });
+                    self.held.entry(rec.client).or_default().push_back(Held { need, data: Vec::new(), close, wait: Some(wait), answered: 1, since: self.batch_t0 });
                     self.release();
                     continue;
+                }
+                if rec.reply == b"+OK\r\n" && inp.as_ref().is_some_and(|i| is_failover(i.payload)) {
+                    if self.election.is_none() || self.log.is_none() {
+                        self.deliver(rec.client, need, b"-ERR FAILOVER needs automatic failover: this node was not elected through a log\r\n", close);
+                        continue;
+                    }
+                    self.resign = true;
                 }
                 self.deliver(rec.client, need, rec.reply, close);
             }
@@ -848,9 +888,10 @@ impl Shard {
     fn deliver_n(&mut self, client: u64, need: u64, reply: &[u8], close: bool, answered: usize) {
         let queue_empty = self.held.get(&client).is_none_or(|q| q.is_empty());
         if need <= self.tracker.acked() && queue_empty {
+            self.stats.immediate += answered;
             self.push_out(client, reply, close, answered);
         } else {
-            self.held.entry(client).or_default().push_back(Held { need, data: reply.to_vec(), close, wait: None, answered });
+            self.held.entry(client).or_default().push_back(Held { need, data: reply.to_vec(), close, wait: None, answered, since: self.batch_t0 });
         }
     }
 
@@ -975,6 +1016,12 @@ impl Shard {
                 }
                 if q.is_empty() {
                     self.held.remove(&id);
+                }
+            }
+            if let Some(last) = ready.last() {
+                let now = Instant::now().max(last.since);
+                for h in &ready {
+                    self.stats.record(now.duration_since(h.since), h.answered);
                 }
             }
             for h in ready {
@@ -1210,6 +1257,7 @@ impl Shard {
             StepDownReason::Deposed => "another node now leads the shard",
             StepDownReason::LeaseExpired => "its lease as primary lapsed",
             StepDownReason::FormatTooNew => "the log holds entries of a newer format",
+            StepDownReason::Resigned => "FAILOVER asked it to step down",
         };
         let msg = format!("-ERR write outcome unknown: this node stopped being the primary ({why}); reconnect and retry\r\n");
         self.fail_everything(msg.as_bytes());
@@ -1219,11 +1267,31 @@ impl Shard {
     }
 }
 
+/// FAILOVER (the engine checked its arguments and answered +OK on a primary). Looked at
+/// for every +OK reply, so it reads only the command name's bytes (commands reach the
+/// shard as multibulk: `*<n>\r\n$8\r\nFAILOVER\r\n…`).
+fn is_failover(cmd: &[u8]) -> bool {
+    let Some(nl) = cmd.iter().take(12).position(|&b| b == b'\n') else { return false };
+    cmd.get(nl + 1..nl + 5) == Some(b"$8\r\n") && cmd.get(nl + 5..nl + 13).is_some_and(|n| n.eq_ignore_ascii_case(b"failover"))
+}
+
 /// What an append's outcome means to the lease machine.
 fn append_event(token: AppendToken, now_ms: u64, r: &Result<Appended, LogError>) -> Event {
     match r {
         Ok(a) => Event::AppendAcked { token, last_id: a.last_id, now_ms },
         Err(LogError::Conflict { tail_id, tail_epoch, .. }) => Event::AppendRejected { token, tail_id: *tail_id, tail_epoch: *tail_epoch, now_ms },
         Err(_) => Event::AppendFailed { token, now_ms },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn failover_is_recognised_by_its_name() {
+        assert!(super::is_failover(b"*1\r\n$8\r\nFAILOVER\r\n"));
+        assert!(super::is_failover(b"*3\r\n$8\r\nfailover\r\n$7\r\nTIMEOUT\r\n$2\r\n10\r\n"));
+        assert!(!super::is_failover(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"));
+        assert!(!super::is_failover(b"*1\r\n$8\r\nFAILOVEX\r\n"));
+        assert!(!super::is_failover(b""));
     }
 }

@@ -437,3 +437,20 @@ fn acl_users_hold_after_failover_and_restart() {
     assert_acl_enforced(n);
     drop(thaw);
 }
+
+#[test]
+fn failover_command_hands_the_shard_to_the_replica_through_an_election() {
+    let c = Cluster::start();
+    let ((p, _fp), (r, _fr)) = pair(&c);
+    assert_eq!(once(p, &["SET", "k", "v"]).as_deref(), Some(&b"+OK\r\n"[..]));
+    // On a replica FAILOVER is refused, as in Redis.
+    assert_eq!(text(&once(r, &["FAILOVER"]).unwrap()), "-ERR FAILOVER is not valid when server is a replica.\r\n");
+    // The primary answers, then steps down; the replica wins the election.
+    assert_eq!(once(p, &["FAILOVER"]).as_deref(), Some(&b"+OK\r\n"[..]));
+    wait_writable(r);
+    wait_role(p, "slave");
+    assert_eq!(once(r, &["GET", "k"]).as_deref(), Some(&b"$1\r\nv\r\n"[..]), "nothing acknowledged is lost");
+    // The new leader's claim is in the log, with a higher epoch than the first.
+    let head = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(c.log.head("shard-0")).unwrap();
+    assert!(head.epoch >= 2, "epoch {}", head.epoch);
+}

@@ -73,6 +73,8 @@ pub struct Up {
     pub replicas: usize,
     pub lease_ms: Option<u64>,
     pub shards: u16,
+    /// More flags for `memoria up` (the drills run it with --no-console).
+    pub extra: Vec<String>,
 }
 
 impl Up {
@@ -81,12 +83,21 @@ impl Up {
         Up::start_sharded(dir, 1, replicas, lease_ms)
     }
 
+    /// Like `start`, with more flags for `memoria up` (the console's tests).
+    pub fn start_with(dir: &Path, replicas: usize, lease_ms: Option<u64>, extra: Vec<String>) -> Up {
+        Up::start_sharded_with(dir, 1, replicas, lease_ms, extra)
+    }
+
     /// `memoria up --shards <shards>`: node process i serves shard s on
     /// `node_base + i * shards + s`.
     pub fn start_sharded(dir: &Path, shards: u16, replicas: usize, lease_ms: Option<u64>) -> Up {
+        Up::start_sharded_with(dir, shards, replicas, lease_ms, vec!["--no-console".into()])
+    }
+
+    pub fn start_sharded_with(dir: &Path, shards: u16, replicas: usize, lease_ms: Option<u64>, extra: Vec<String>) -> Up {
         let port = free_port();
         let node_base = free_port_run((replicas as u16 + 1) * shards);
-        let mut up = Up { child: None, dir: dir.to_path_buf(), port, node_base, replicas, lease_ms, shards };
+        let mut up = Up { child: None, dir: dir.to_path_buf(), port, node_base, replicas, lease_ms, shards, extra };
         up.spawn();
         up
     }
@@ -99,6 +110,7 @@ impl Up {
             .args(self.lease_ms.map(|l| ["--lease-ms".to_string(), l.to_string()]).into_iter().flatten())
             .arg("--data-dir")
             .arg(&self.dir)
+            .args(&self.extra)
             .env("RUST_BACKTRACE", "0")
             .stdout(log.try_clone().unwrap())
             .stderr(log)

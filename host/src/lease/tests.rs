@@ -603,3 +603,29 @@ fn time_never_runs_backwards_for_the_lease() {
     tick(&mut p, 3000);
     assert!(!p.can_serve_reads(10));
 }
+
+#[test]
+fn a_resigning_primary_steps_down_and_holds_off_while_a_replica_takes_over() {
+    let (mut p, _) = primary_at(0);
+    let mut r = Lease::new(cfg(), 0).unwrap();
+    // The replica read the claim (id 1) at the tail at time 10.
+    assert!(read(&mut r, 1, 1, EntryKind::LeaderClaim, true, 10).is_empty());
+    let a = p.resign(500, cfg().backoff_ms);
+    assert_eq!(stepped_down(&a), Some(StepDownReason::Resigned));
+    assert!(a.contains(&Action::ServeReads(false)));
+    assert_eq!(p.role(), Role::Replica);
+    assert!(!p.can_serve_reads(501), "a resigned primary serves nothing");
+    // The old primary reads its claim back and is at the tail, but holds.
+    read(&mut p, 1, 1, EntryKind::LeaderClaim, true, 600);
+    let backoff = cfg().backoff_ms;
+    assert_eq!(claim_of(&tick(&mut p, 500 + 2 * backoff - 1)), None, "held off past its backoff");
+    // The replica claims first: its backoff ran from the older entry.
+    let (_, prev, epoch) = claim_of(&tick(&mut r, 10 + backoff)).expect("the replica claims after its backoff");
+    assert_eq!((prev, epoch), (1, 2));
+    assert!(10 + backoff < 500 + 2 * backoff);
+    // With nobody else claiming, the old primary claims again after the hold.
+    assert!(claim_of(&tick(&mut p, 600 + 2 * backoff)).is_some(), "claims again once the hold is over");
+    // Resigning as a replica does nothing.
+    let mut q = Lease::new(cfg(), 0).unwrap();
+    assert!(q.resign(5, 100).is_empty());
+}

@@ -5,6 +5,7 @@
 //! replica. `--port` is a stable endpoint: a proxy that always leads to the current
 //! primary. What the supervisor knows is printed and kept in `<data-dir>/cluster.json`.
 
+mod console;
 mod nodes;
 mod proxy;
 mod status;
@@ -17,6 +18,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::sync::watch;
 
+pub use console::ConsoleOptions;
 pub use status::{ClusterFile, NodeRole, NodeStatus};
 
 /// What `memoria up` was asked for.
@@ -45,6 +47,8 @@ pub struct UpOptions {
     /// Serve the embedded log service over HTTPS (nodes and snapshot children check it
     /// against the CA file, and send the token encrypted).
     pub log_tls: Option<LogTls>,
+    /// The web console (None: not started).
+    pub console: Option<ConsoleOptions>,
 }
 
 #[derive(Clone, Debug)]
@@ -95,6 +99,7 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let log_addr: SocketAddr = log_listener.local_addr()?;
     let snapshot_store = opts.snapshot_store.clone().unwrap_or_else(|| crate::snapshot::cli::default_store(&data_dir.display().to_string()));
     let store = crate::snapshot::SnapshotStore::open(&snapshot_store).map_err(|e| anyhow::anyhow!("snapshot store {snapshot_store}: {e}"))?;
+    let store_url = store.url().to_string();
     let log_api = memoria_log::LogHandle::Embedded(core.clone());
     let router = memoria_log::server::router(core, Some(token.clone()));
     let log_task = match &opts.log_tls {
@@ -137,7 +142,7 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     }
     let (primary_tx, primary_rx) = watch::channel::<Option<status::Primary>>(None);
     let table = Arc::new(status::Table::new(&specs, shards, opts.port, &connect_host(&opts.bind), &log_url, &log_path, data_dir.join("cluster.json")));
-    let supervisor = nodes::Supervisor::start(exe, specs, token.clone(), table.clone()).await?;
+    let supervisor = nodes::Supervisor::start(exe.clone(), specs, token.clone(), table.clone()).await?;
     let poller = tokio::spawn(status::poll(table.clone(), primary_tx));
     println!("memoria {} listening on {}:{} (RESP2/RESP3; always leads to the current primary)", env!("CARGO_PKG_VERSION"), opts.bind, opts.port);
     println!("cluster state: {}", data_dir.join("cluster.json").display());
@@ -166,8 +171,24 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
         println!("snapshots: {} (scheduled from the log's growth; the log is truncated behind them)", store.url());
     }
 
+    let console_task = opts.console.clone().map(|c| {
+        tokio::spawn(console::keep_running(console::Spec {
+            exe: console::binary(&exe),
+            memoria: exe.clone(),
+            bind: opts.bind.clone(),
+            data_dir: data_dir.clone(),
+            log_url: log_url.clone(),
+            log_token: token.clone(),
+            store: store_url.clone(),
+            opts: c,
+        }))
+    });
+
     stop.await;
     println!("shutting down");
+    if let Some(c) = console_task {
+        c.abort(); // the child is killed on drop
+    }
     proxy_task.abort();
     if let Some(t) = tls_proxy_task {
         t.abort();

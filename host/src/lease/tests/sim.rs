@@ -225,7 +225,7 @@ impl Sim<'_> {
                     match reason {
                         StepDownReason::Deposed => self.stats.deposed += 1,
                         StepDownReason::LeaseExpired => self.stats.expired += 1,
-                        StepDownReason::FormatTooNew => {}
+                        StepDownReason::FormatTooNew | StepDownReason::Resigned => {}
                     }
                     self.nodes[node].cursor = resume_after + 1;
                 }

@@ -356,7 +356,7 @@ fn shard_card(s: ShardView, live: Live) -> impl IntoView {
                         let class = if n.healthy { "node healthy" } else { "node unhealthy" };
                         view! {
                             <tr class=class data-node=n.name.clone() data-role=n.role.clone()>
-                                <td><a href=format!("/node/{}", n.name)>{n.name.clone()}</a>" "<span class="muted mono">{n.addr.clone()}</span></td>
+                                <td><a href=format!("/node/{}", n.addr)>{n.name.clone()}</a>" "<span class="muted mono">{n.addr.clone()}</span></td>
                                 <td class="role">{n.role.clone()}</td>
                                 <td class="health">{if n.healthy { "healthy".to_string() } else { format!("unhealthy: {}", n.problem) }}</td>
                                 <td class="num">{opt(n.epoch)}</td>

@@ -7,23 +7,26 @@
 
 use std::time::{Duration, Instant};
 
-/// Four buckets per power of two, up to 2^40 µs.
-const SUB: u32 = 4;
-const BUCKETS: usize = 40 * SUB as usize;
+/// Exact buckets below 8 µs, then four per power of two, up to 2^40 µs.
+const BUCKETS: usize = 8 + 38 * 4;
 pub const WINDOW: Duration = Duration::from_secs(1);
 
 fn bucket(us: u64) -> usize {
-    let us = us.max(1);
-    let e = 63 - us.leading_zeros();
-    let frac = if e >= 2 { (us >> (e - 2)) & 3 } else { (us << (2 - e)) & 3 } as u32;
-    ((e * SUB + frac) as usize).min(BUCKETS - 1)
+    if us < 8 {
+        return us as usize;
+    }
+    let e = 63 - us.leading_zeros() as u64; // >= 3
+    let frac = (us >> (e - 2)) & 3;
+    ((8 + (e - 3) * 4 + frac) as usize).min(BUCKETS - 1)
 }
 
 /// The largest value a bucket holds (percentiles are reported conservatively).
 fn upper(i: usize) -> u64 {
-    let (e, frac) = (i as u32 / SUB, i as u32 % SUB);
-    let v = ((SUB + frac + 1) as u64) << e;
-    (v / SUB as u64).saturating_sub(1).max(1)
+    if i < 8 {
+        return i as u64;
+    }
+    let (e, frac) = ((i as u64 - 8) / 4 + 3, (i as u64 - 8) % 4);
+    ((5 + frac) << (e - 2)) - 1
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -123,7 +126,7 @@ mod tests {
             assert!(b >= prev, "bucket of {us} went down");
             prev = b;
             assert!(upper(b) >= us, "{us} above its bucket's bound {}", upper(b));
-            assert!(upper(b) <= us + us / 4 + 1, "bound {} too far above {us}", upper(b));
+            assert!(upper(b) <= us + us / 4, "bound {} too far above {us}", upper(b));
         }
     }
 

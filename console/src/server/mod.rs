@@ -446,7 +446,11 @@ impl Console {
                     None => ("ok".to_string(), String::new()),
                 },
             };
-            let mut slots: Vec<(u16, u16)> = primary.map(|p| self.slots_of_primary(&p.addr)).unwrap_or_default().into_iter().map(|(a, b, _)| (a, b)).collect();
+            // CLUSTER SLOTS lists the whole map: this shard's ranges are the ones its
+            // primary serves.
+            let map = primary.map(|p| self.slots_of_primary(&p.addr)).unwrap_or_default();
+            let mine: Vec<(u16, u16)> = map.iter().filter(|(_, _, owner)| primary.is_some_and(|p| *owner == p.addr)).map(|&(a, b, _)| (a, b)).collect();
+            let mut slots = if mine.is_empty() && targets.iter().all(|t| t.shard == id) { map.iter().map(|&(a, b, _)| (a, b)).collect() } else { mine };
             if slots.is_empty() && id == 0 && targets.iter().all(|t| t.shard == 0) {
                 // One shard (all that exists today): it owns every slot.
                 slots.push((0, SLOTS - 1));
@@ -633,9 +637,9 @@ impl Console {
             page.shards.push(SlotOwner { shard: s.id, primary: s.primary.clone(), ranges: s.slots.clone() });
         }
         page.move_disabled = Some(if o.shards.len() < 2 {
-            "cluster mode with several shards is not built yet: one shard owns all 16384 slots, so there is nowhere to move them".into()
+            "this deployment has one shard: it owns all 16384 slots, so there is nowhere to move them".into()
         } else {
-            "slot migration is not built yet".into()
+            "moving slots is not wired yet (the migration protocol exists as a state machine; memoria reshard is not built): the slot map is the split made when the cluster log was created".into()
         });
         // Migrations: phases recorded in the cluster log, if there is one.
         let cj = self.cluster_json().ok().flatten();

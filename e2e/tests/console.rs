@@ -112,6 +112,14 @@ fn server_rendered_pages_work_without_javascript() {
         assert_eq!(s, 200);
         assert!(node.contains("# Replication") || node.contains(">Replication<"), "INFO sections missing:\n{node}");
         assert!(node.contains("memoria_latency_p99_usec"), "node latency missing:\n{node}");
+        // Nodes that need a password: the console (started by memoria up) authenticates
+        // with the run's internal token, so nothing turns red.
+        assert_eq!(e.request(&[b"CONFIG", b"SET", b"requirepass", b"pw"]).await.unwrap(), Reply::Simple("OK".into()));
+        tokio::time::sleep(Duration::from_millis(2500)).await; // a few sampling rounds
+        let (s, node) = get(&format!("{base}/node/{primary}"), None).await;
+        assert!(s == 200 && node.contains("memoria_latency_p99_usec"), "node page with a password set ({s}):\n{node}");
+        let body = overview_until(&base, "both nodes healthy with a password set", |b| b.matches("node healthy").count() == 2).await;
+        assert!(!body.contains("NOAUTH"), "{body}");
     });
 }
 

@@ -35,7 +35,24 @@ impl Conn {
     pub async fn connect(addr: &str) -> Result<Conn, String> {
         let s = tokio::time::timeout(TIMEOUT, TcpStream::connect(addr)).await.map_err(|_| "connect timed out".to_string())?.map_err(|e| format!("connect: {e}"))?;
         let _ = s.set_nodelay(true);
-        Ok(Conn { r: BufReader::new(s) })
+        let mut c = Conn { r: BufReader::new(s) };
+        // Nodes may require a password: `memoria up` hands its children a token of the run
+        // (MEMORIA_INTERNAL_TOKEN); on its own the console uses MEMORIA_NODE_USER (default
+        // `default`) and MEMORIA_NODE_PASSWORD.
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let auth = match (env("MEMORIA_INTERNAL_TOKEN"), env("MEMORIA_NODE_PASSWORD")) {
+            (Some(t), _) => Some(("__memoria_internal".to_string(), t)),
+            (None, Some(p)) => Some((env("MEMORIA_NODE_USER").unwrap_or_else(|| "default".into()), p)),
+            (None, None) => None,
+        };
+        if let Some((user, pass)) = auth {
+            match c.request(&["AUTH", &user, &pass]).await? {
+                Reply::Simple(_) => {}
+                Reply::Error(e) => return Err(format!("AUTH as {user}: {e}")),
+                other => return Err(format!("AUTH as {user}: unexpected {other:?}")),
+            }
+        }
+        Ok(c)
     }
 
     pub async fn request(&mut self, args: &[&str]) -> Result<Reply, String> {

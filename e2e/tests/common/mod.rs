@@ -20,21 +20,34 @@ pub fn binary(name: &str) -> PathBuf {
 }
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    free_port_run(1)
 }
 
-/// Ports `n` consecutive free ports starting somewhere free (node ports are consecutive).
+/// A candidate port below the kernel's ephemeral range (32768-60999 by default): a port
+/// handed to a process that binds it later must not be taken meanwhile as the source port
+/// of an outgoing connection (a node's long poll to its log kept a restarted node from
+/// ever binding its port again).
+fn candidate_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    let mix = std::process::id().wrapping_mul(2_654_435_761) ^ nanos ^ k.wrapping_mul(40_503);
+    20_000 + (mix % 12_000) as u16
+}
+
+/// `n` consecutive free ports (node ports are consecutive), below the ephemeral range.
 pub fn free_port_run(n: u16) -> u16 {
-    for _ in 0..200 {
-        let base = free_port();
-        if base.checked_add(n).is_none() {
+    for _ in 0..1000 {
+        let base = candidate_port();
+        if base as u32 + n as u32 > 32_000 {
             continue;
         }
         if (0..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
             return base;
         }
     }
-    panic!("no run of {n} free ports");
+    panic!("no run of {n} free ports between 20000 and 32000");
 }
 
 pub fn tempdir(tag: &str) -> PathBuf {

@@ -22,6 +22,9 @@ fn run(h: &mut H, who: u64, line: &str) -> (String, Vec<(u64, String)>) {
     let mut reply = None;
     let mut pushes = Vec::new();
     for rec in OutputReader::new(&out) {
+        if rec.kind == batch::REC_CONFIG {
+            continue; // host parameters after a CONFIG SET, for the host
+        }
         if rec.kind == batch::REC_PUSH {
             assert!(reply.is_some(), "a push precedes its cause");
             pushes.push((rec.client, String::from_utf8_lossy(rec.reply).into_owned()));

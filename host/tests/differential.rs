@@ -1240,7 +1240,8 @@ fn normalize_pubsub(cmd: &[Vec<u8>], mut got: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     if name == "hello" && got.len() == 1 && got[0][0] != b'-' {
         got[0] = b"<hello reply>".to_vec();
     }
-    if name == "pubsub" && sub == "channels" && got.len() == 1 {
+    // CHANNELS and SHARDCHANNELS list names in each server's dict order (Redis: seeded hash).
+    if name == "pubsub" && (sub == "channels" || sub == "shardchannels") && got.len() == 1 {
         if let Some((k, mut items)) = flat_items(&got[0]) {
             items.sort();
             got[0] = format!("{}{:?}", k as char, items).into_bytes();

@@ -51,10 +51,12 @@ fn kill9_the_primary_on_three_azs() {
     println!("{}", distribution("3-AZ recovery: primary killed -> first acknowledged write", &recoveries));
 }
 
-/// Tries the surviving nodes until one acknowledges a write.
+/// Tries the surviving nodes until one acknowledges a write; the time it took, for the
+/// report (the deadline only catches a hang: no claim on how fast recovery is).
 async fn first_ack(addrs: &[String], dead: usize, key: &str, started: Instant) -> Duration {
+    let deadline = started + Duration::from_secs(60);
     loop {
-        assert!(started.elapsed() < Duration::from_secs(60), "no write acknowledged within 60 s of the kill");
+        assert!(Instant::now() < deadline, "no write was ever acknowledged after the kill (hung)");
         for (i, a) in addrs.iter().enumerate() {
             if i == dead {
                 continue;

@@ -43,10 +43,12 @@ async fn check(up: &Up, r: &RunResult, what: &str) {
     common::assert_no_loss_and_linearizable(&[up.endpoint()], r, what).await;
 }
 
-/// Writes through the stable endpoint until one is acknowledged; the time it took.
-async fn first_ack(endpoint: &str, key: &str, started: Instant, limit: Duration) -> Duration {
+/// Writes through the stable endpoint until one is acknowledged; the time it took, for
+/// the report (`guard` only catches a hang: no claim on how fast recovery is).
+async fn first_ack(endpoint: &str, key: &str, started: Instant, guard: Duration) -> Duration {
+    let deadline = started + guard;
     loop {
-        assert!(started.elapsed() < limit, "no write acknowledged within {limit:?} of the failure");
+        assert!(Instant::now() < deadline, "no write was ever acknowledged after the failure (hung)");
         if let Ok(Ok(mut c)) = tokio::time::timeout(Duration::from_millis(500), Conn::connect(endpoint)).await {
             loop {
                 match tokio::time::timeout(Duration::from_secs(3), c.request(&[b"SET", key.as_bytes(), b"probe"])).await {

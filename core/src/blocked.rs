@@ -97,6 +97,21 @@ impl BlockingKeys {
     }
 }
 
+/// The start of a blocking pop (BLPOP/BRPOP/BLMPOP, BZPOPMIN/BZPOPMAX/BZMPOP): the keys to
+/// try, in order, and the deadline. Run normally: every key, once `timeout` parses. Re-run
+/// for a waiter: only the key that became ready, and only if `ready` holds for it (else the
+/// client keeps waiting). None: already answered (a bad timeout) or blocked again.
+pub fn pop_candidates<'c: 'k, 'k>(ctx: &mut Ctx<'c>, keys: &[&'k [u8]], timeout: &[u8], ready: impl FnOnce(&mut Ctx<'c>, &[u8]) -> bool) -> Option<(Vec<&'k [u8]>, i64)> {
+    let Some(k) = ctx.ready_key() else {
+        return parse_timeout_secs(ctx, timeout).map(|deadline| (keys.to_vec(), deadline));
+    };
+    if !ready(ctx, k) {
+        ctx.block(keys, 0);
+        return None;
+    }
+    Some((alloc::vec![k], 0))
+}
+
 /// Redis's `getTimeoutFromObjectOrReply` for float seconds: the absolute deadline in ms
 /// (0 = block forever), or None after the error reply.
 pub fn parse_timeout_secs(ctx: &mut Ctx<'_>, arg: &[u8]) -> Option<i64> {

@@ -1178,25 +1178,8 @@ pub fn lmpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 /// BLPOP/BRPOP/BLMPOP (Redis's blockingPopGenericCommand); `count` None for BLPOP/BRPOP.
 fn blocking_pop(ctx: &mut Ctx<'_>, keys: &[&[u8]], end: End, timeout: &[u8], count: Option<usize>) {
-    let serving = ctx.ready_key();
-    let deadline = match serving {
-        Some(_) => 0,
-        None => match crate::blocked::parse_timeout_secs(ctx, timeout) {
-            Some(d) => d,
-            None => return,
-        },
-    };
-    // Serving a waiter: only the key that became ready counts; a key that is not a
-    // non-empty list keeps the client waiting.
-    let candidates: Vec<&[u8]> = match serving {
-        Some(k) => {
-            if !is_nonempty_list(ctx, k) {
-                return ctx.block(keys, deadline);
-            }
-            alloc::vec![k]
-        }
-        None => keys.to_vec(),
-    };
+    // Serving a waiter: a key that is not a non-empty list keeps the client waiting.
+    let Some((candidates, deadline)) = crate::blocked::pop_candidates(ctx, keys, timeout, is_nonempty_list) else { return };
     for k in candidates {
         match write_list(ctx, k) {
             Err(()) => return,

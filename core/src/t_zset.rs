@@ -1892,23 +1892,7 @@ fn holds_zset(ctx: &mut Ctx<'_>, key: &[u8]) -> bool {
 /// became ready or keeps waiting. `count` is None for BZPOPMIN/BZPOPMAX (one element, a
 /// flat reply), Some for BZMPOP (nested reply). The effect is the pop itself.
 fn blocking_zpop(ctx: &mut Ctx<'_>, keys: &[&[u8]], wh: Where, timeout: &[u8], count: Option<i64>) {
-    let serving = ctx.ready_key();
-    let deadline = match serving {
-        Some(_) => 0,
-        None => match crate::blocked::parse_timeout_secs(ctx, timeout) {
-            Some(d) => d,
-            None => return,
-        },
-    };
-    let candidates: Vec<&[u8]> = match serving {
-        Some(k) => {
-            if !holds_zset(ctx, k) {
-                return ctx.block(keys, deadline);
-            }
-            alloc::vec![k]
-        }
-        None => keys.to_vec(),
-    };
+    let Some((candidates, deadline)) = crate::blocked::pop_candidates(ctx, keys, timeout, holds_zset) else { return };
     for k in candidates {
         match lookup_write(ctx, k) {
             Err(()) => return,

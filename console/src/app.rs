@@ -269,34 +269,71 @@ fn OverviewPage() -> impl IntoView {
 
 #[component]
 fn StepDownPanel() -> impl IntoView {
+    shard_action_panel(
+        ServerAction::<StepDown>::new(),
+        |shard| StepDown { shard },
+        ActionTexts {
+            section: "Failover",
+            button_id: "step-down",
+            button: |id| format!("Step down the primary of shard-{id}…"),
+            note: "The primary stops serving; the election through the log makes a replica the primary.",
+            confirm_label: "Confirm step-down",
+            confirm: |id| format!("Step down the primary of shard-{id}? Its clients are disconnected and reconnect to the new primary."),
+            confirm_id: "confirm-step-down",
+            confirm_button: "Step down",
+            result_id: "step-down-result",
+        },
+    )
+}
+
+/// What a per-shard action panel says, and the ids the browser tests find it by.
+struct ActionTexts {
+    section: &'static str,
+    /// Buttons are `<button_id>-<shard>`.
+    button_id: &'static str,
+    button: fn(u32) -> String,
+    note: &'static str,
+    confirm_label: &'static str,
+    confirm: fn(u32) -> String,
+    confirm_id: &'static str,
+    confirm_button: &'static str,
+    result_id: &'static str,
+}
+
+/// A button per shard, a confirmation in the page, then the action and its result.
+fn shard_action_panel<A>(action: ServerAction<A>, make: fn(u32) -> A, t: ActionTexts) -> impl IntoView
+where
+    A: leptos::server_fn::ServerFn<Output = String, Error = ServerFnError> + Clone + Send + Sync + 'static,
+    A::Output: Send + Sync + 'static,
+{
     let ids = Resource::new(|| (), |_| get_shard_ids());
-    let action = ServerAction::<StepDown>::new();
     let asking = RwSignal::new(None::<u32>);
+    let ActionTexts { section, button_id, button, note, confirm_label, confirm, confirm_id, confirm_button, result_id } = t;
     view! {
-        <section class="actions" aria-label="Failover">
+        <section class="actions" aria-label=section>
             <Suspense fallback=|| ()>
                 {move || ids.get().map(|r| {
                     let ids = r.unwrap_or_default();
                     view! {
                         <div class="row">
                             {ids.into_iter().map(|id| view! {
-                                <button id=format!("step-down-{id}") on:click=move |_| asking.set(Some(id)) disabled=move || action.pending().get()>
-                                    {format!("Step down the primary of shard-{id}…")}
+                                <button id=format!("{button_id}-{id}") on:click=move |_| asking.set(Some(id)) disabled=move || action.pending().get()>
+                                    {button(id)}
                                 </button>
                             }).collect_view()}
-                            <span class="muted">"The primary stops serving; the election through the log makes a replica the primary."</span>
+                            <span class="muted">{note}</span>
                         </div>
                     }
                 })}
             </Suspense>
             {move || asking.get().map(|id| view! {
-                <div class="confirm" role="alertdialog" aria-label="Confirm step-down">
-                    <span>{format!("Step down the primary of shard-{id}? Its clients are disconnected and reconnect to the new primary.")}</span>
-                    <button id="confirm-step-down" class="danger" on:click=move |_| { asking.set(None); action.dispatch(StepDown { shard: id }); }>"Step down"</button>
+                <div class="confirm" role="alertdialog" aria-label=confirm_label>
+                    <span>{confirm(id)}</span>
+                    <button id=confirm_id class="danger" on:click=move |_| { asking.set(None); action.dispatch(make(id)); }>{confirm_button}</button>
                     <button on:click=move |_| asking.set(None)>"Cancel"</button>
                 </div>
             })}
-            <div id="step-down-result">{action_result(action)}</div>
+            <div id=result_id>{action_result(action)}</div>
         </section>
     }
 }
@@ -398,36 +435,21 @@ fn SnapshotsView() -> impl IntoView {
 
 #[component]
 fn TakeSnapshotPanel() -> impl IntoView {
-    let ids = Resource::new(|| (), |_| get_shard_ids());
-    let action = ServerAction::<TakeSnapshot>::new();
-    let asking = RwSignal::new(None::<u32>);
-    view! {
-        <section class="actions" aria-label="Take a snapshot">
-            <Suspense fallback=|| ()>
-                {move || ids.get().map(|r| {
-                    let ids = r.unwrap_or_default();
-                    view! {
-                        <div class="row">
-                            {ids.into_iter().map(|id| view! {
-                                <button id=format!("take-snapshot-{id}") on:click=move |_| asking.set(Some(id)) disabled=move || action.pending().get()>
-                                    {format!("Take a snapshot of shard-{id} now…")}
-                                </button>
-                            }).collect_view()}
-                            <span class="muted">"Runs memoria snapshot in its own process: replay, dump, verify, publish."</span>
-                        </div>
-                    }
-                })}
-            </Suspense>
-            {move || asking.get().map(|id| view! {
-                <div class="confirm" role="alertdialog" aria-label="Confirm snapshot">
-                    <span>{format!("Take a snapshot of shard-{id} now? It reads the log and writes to the snapshot store; the nodes are not paused.")}</span>
-                    <button id="confirm-snapshot" class="danger" on:click=move |_| { asking.set(None); action.dispatch(TakeSnapshot { shard: id }); }>"Take snapshot"</button>
-                    <button on:click=move |_| asking.set(None)>"Cancel"</button>
-                </div>
-            })}
-            <div id="snapshot-result">{action_result(action)}</div>
-        </section>
-    }
+    shard_action_panel(
+        ServerAction::<TakeSnapshot>::new(),
+        |shard| TakeSnapshot { shard },
+        ActionTexts {
+            section: "Take a snapshot",
+            button_id: "take-snapshot",
+            button: |id| format!("Take a snapshot of shard-{id} now…"),
+            note: "Runs memoria snapshot in its own process: replay, dump, verify, publish.",
+            confirm_label: "Confirm snapshot",
+            confirm: |id| format!("Take a snapshot of shard-{id} now? It reads the log and writes to the snapshot store; the nodes are not paused."),
+            confirm_id: "confirm-snapshot",
+            confirm_button: "Take snapshot",
+            result_id: "snapshot-result",
+        },
+    )
 }
 
 fn snapshots_body(p: SnapshotsPage) -> impl IntoView {

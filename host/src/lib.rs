@@ -2,6 +2,7 @@
 
 pub mod acl;
 pub mod blocking;
+pub mod child;
 pub mod cluster;
 pub mod conn;
 pub mod durable;

@@ -176,12 +176,10 @@ async fn run_once(runner: &Runner, api: &LogHandle, log: &str, store: &SnapshotS
             cmd.arg("snapshot").args(args).envs(env.iter().cloned()).kill_on_drop(true).stdin(std::process::Stdio::null());
             // The snapshot process must not outlive the scheduler's process, and runs
             // only on CPU time the serving processes leave idle (SCHED_IDLE).
+            crate::child::die_with_parent(&mut cmd);
             #[cfg(target_os = "linux")]
             unsafe {
                 cmd.pre_exec(|| {
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
                     let param = libc::sched_param { sched_priority: 0 };
                     // Best effort: a kernel without SCHED_IDLE still has the nice level.
                     libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);

@@ -69,16 +69,7 @@ pub async fn keep_running(s: Spec) {
         if let Some(t) = &s.opts.token {
             cmd.env("MEMORIA_CONSOLE_TOKEN", t);
         }
-        #[cfg(target_os = "linux")]
-        unsafe {
-            // Never outlive the supervisor, even when it is killed by SIGKILL.
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::child::die_with_parent(&mut cmd);
         let started = std::time::Instant::now();
         match cmd.spawn() {
             Ok(mut child) => {

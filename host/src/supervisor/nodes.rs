@@ -107,17 +107,7 @@ fn spawn(exe: &PathBuf, spec: &NodeSpec, token: &str, log: &PathBuf) -> std::io:
     let err = out.try_clone()?;
     let mut cmd = Command::new(exe);
     cmd.args(&spec.args).env("MEMORIA_LOG_TOKEN", token).stdin(std::process::Stdio::null()).stdout(out).stderr(err).kill_on_drop(true);
-    // A node must not outlive its supervisor (which holds the log): the kernel kills it
-    // when the supervisor dies, even by SIGKILL.
-    #[cfg(target_os = "linux")]
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    crate::child::die_with_parent(&mut cmd);
     cmd.spawn()
 }
 

@@ -360,7 +360,12 @@ impl Config {
         self.hll_sparse_max_bytes = self.num("hll-sparse-max-bytes").clamp(0, i32::MAX as i64) as usize;
         self.list_max_listpack_size = self.num("list-max-listpack-size");
         self.proto_max_bulk_len = self.num("proto-max-bulk-len") as usize;
-        self.notify_flags = parse_notify(self.value("notify-keyspace-events").unwrap_or("")).unwrap_or(0);
+        // The rendered value drops `n` after `A`: re-parse only when it no longer matches the
+        // flags, so refreshing for another parameter keeps new-key events on.
+        let events = self.value("notify-keyspace-events").unwrap_or("");
+        if render_notify(self.notify_flags) != events {
+            self.notify_flags = parse_notify(events).unwrap_or(0);
+        }
         self.stream_node_max_bytes = self.num("stream-node-max-bytes") as u64;
         self.stream_node_max_entries = self.num("stream-node-max-entries");
     }
@@ -413,6 +418,22 @@ mod tests {
         assert_eq!(c.hash_max_listpack_entries, 4);
         c.set_many(&[(b"notify-keyspace-events", b"KEA")]).unwrap();
         assert_eq!(c.value("notify-keyspace-events"), Some("AKE"));
+    }
+
+    #[test]
+    fn new_key_events_survive_their_rendering_and_later_sets() {
+        let mut c = Config::default();
+        c.set_many(&[(b"notify-keyspace-events", b"KEAn")]).unwrap();
+        assert_eq!(c.value("notify-keyspace-events"), Some("AKE"));
+        let with_new = c.notify_flags;
+        assert_ne!(with_new & crate::notify::NEW, 0);
+        // A failed set changes nothing (Redis 7.0 would restore from "AKE" and lose `n`).
+        assert!(c.set_many(&[(b"notify-keyspace-events", b"bad!")]).is_err());
+        c.set_many(&[(b"hz", b"20")]).unwrap();
+        c.set_fixed("port", "7000");
+        assert_eq!(c.notify_flags, with_new);
+        c.set_many(&[(b"notify-keyspace-events", b"KEA")]).unwrap();
+        assert_eq!(c.notify_flags & crate::notify::NEW, 0);
     }
 
     #[test]

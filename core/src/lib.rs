@@ -33,6 +33,7 @@ pub mod zskiplist;
 pub mod cluster;
 pub mod connection;
 pub mod keyspace;
+pub mod migrate;
 pub mod multi;
 pub mod notify;
 pub mod pubsub;

@@ -93,9 +93,9 @@ fn encode_value(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
-struct Cur<'a> {
-    b: &'a [u8],
-    pos: usize,
+pub(crate) struct Cur<'a> {
+    pub(crate) b: &'a [u8],
+    pub(crate) pos: usize,
 }
 
 impl<'a> Cur<'a> {
@@ -175,91 +175,7 @@ impl Engine {
             if db >= NUM_DBS {
                 return Err(alloc::format!("database {} out of range", db));
             }
-            let ty_pos = c.pos;
-            let ty = c.u8()?;
-            let expire = c.i64()?;
-            let key = c.bytes()?;
-            let val = match ty {
-                0 => Value::Int(c.i64()?),
-                1 => Value::Str(c.bytes()?.into()),
-                2 => Value::Raw(c.bytes()?.to_vec()),
-                4 => {
-                    let table = c.u8()? == 1;
-                    let count = c.u32()? as usize;
-                    let mut h = if table { HashValue::Table(crate::dict::Dict::new(seed)) } else { HashValue::Listpack(Vec::new()) };
-                    if count == 0 {
-                        return Err(alloc::format!("empty hash at byte {}", ty_pos));
-                    }
-                    for _ in 0..count {
-                        let f = c.bytes()?;
-                        let v = c.bytes()?;
-                        h.set(f, v);
-                    }
-                    if h.len() != count {
-                        return Err(alloc::format!("repeated hash field at byte {}", ty_pos));
-                    }
-                    Value::Hash(h)
-                }
-                0x12 => {
-                    let table = c.u8()? == 1;
-                    let count = c.u32()? as usize;
-                    if count == 0 {
-                        return Err(alloc::format!("empty set at byte {}", ty_pos));
-                    }
-                    let mut s = if table { SetValue::Table(crate::dict::Dict::new(seed)) } else { SetValue::new_intset() };
-                    for _ in 0..count {
-                        let m = c.bytes()?;
-                        if !table && crate::util::parse_i64(m).is_none() {
-                            return Err(alloc::format!("non-integer member in an intset at byte {}", ty_pos));
-                        }
-                        // No limit on an intset's size here: the snapshot keeps the encoding it had.
-                        s.add(m, usize::MAX, seed);
-                    }
-                    if s.len() != count {
-                        return Err(alloc::format!("repeated set member at byte {}", ty_pos));
-                    }
-                    Value::Set(s)
-                }
-                0x13 => {
-                    let skiplist = c.u8()? == 1;
-                    let count = c.u32()? as usize;
-                    if count == 0 {
-                        return Err(alloc::format!("empty zset at byte {}", ty_pos));
-                    }
-                    let mut z = if skiplist { ZsetValue::new_skiplist(seed) } else { ZsetValue::new_listpack() };
-                    // Limits that never convert: the dump says which encoding it had.
-                    let lim = crate::t_zset::Limits { entries: usize::MAX, value: usize::MAX, seed };
-                    for _ in 0..count {
-                        let m = c.bytes()?;
-                        let s = f64::from_le_bytes(c.take(8)?.try_into().unwrap());
-                        if s.is_nan() {
-                            return Err(alloc::format!("NaN score at byte {}", ty_pos));
-                        }
-                        z.add(m, s, crate::t_zset::AddFlags::default(), lim);
-                    }
-                    if z.len() != count {
-                        return Err(alloc::format!("repeated zset member at byte {}", ty_pos));
-                    }
-                    Value::Zset(z)
-                }
-                0x11 => {
-                    let count = c.u32()? as usize;
-                    if count == 0 {
-                        return Err(alloc::format!("empty list at byte {}", ty_pos));
-                    }
-                    let fill = self.st.config.list_max_listpack_size;
-                    let mut l = crate::t_list::ListValue::new();
-                    for _ in 0..count {
-                        l.push(crate::t_list::End::Tail, c.bytes()?, fill);
-                    }
-                    Value::List(alloc::boxed::Box::new(l))
-                }
-                0x16 => match crate::stream::decode(c.bytes()?) {
-                    Ok(st) => Value::Stream(alloc::boxed::Box::new(st)),
-                    Err(e) => return Err(alloc::format!("{} at byte {}", e, ty_pos)),
-                },
-                t => return Err(alloc::format!("unknown value type {} at byte {}", t, ty_pos)),
-            };
+            let (key, expire, val) = decode_key_record(&mut c, seed, self.st.config.list_max_listpack_size)?;
             let d = &mut self.st.dbs[db];
             if d.keys.contains_key(key) {
                 return Err(String::from("duplicate key in snapshot"));
@@ -339,7 +255,98 @@ impl Engine {
     }
 }
 
-fn encode_value_with_key(out: &mut Vec<u8>, key: &[u8], expire: i64, v: &Value) {
+/// One key record (without its database byte): the key, its expiry and its value.
+/// Validates every length and count; never panics on bad input.
+pub(crate) fn decode_key_record<'a>(c: &mut Cur<'a>, seed: u64, fill: i64) -> Result<(&'a [u8], i64, Value), String> {
+    let ty_pos = c.pos;
+    let ty = c.u8()?;
+    let expire = c.i64()?;
+    let key = c.bytes()?;
+    let val = match ty {
+        0 => Value::Int(c.i64()?),
+        1 => Value::Str(c.bytes()?.into()),
+        2 => Value::Raw(c.bytes()?.to_vec()),
+        4 => {
+            let table = c.u8()? == 1;
+            let count = c.u32()? as usize;
+            let mut h = if table { HashValue::Table(crate::dict::Dict::new(seed)) } else { HashValue::Listpack(Vec::new()) };
+            if count == 0 {
+                return Err(alloc::format!("empty hash at byte {}", ty_pos));
+            }
+            for _ in 0..count {
+                let f = c.bytes()?;
+                let v = c.bytes()?;
+                h.set(f, v);
+            }
+            if h.len() != count {
+                return Err(alloc::format!("repeated hash field at byte {}", ty_pos));
+            }
+            Value::Hash(h)
+        }
+        0x12 => {
+            let table = c.u8()? == 1;
+            let count = c.u32()? as usize;
+            if count == 0 {
+                return Err(alloc::format!("empty set at byte {}", ty_pos));
+            }
+            let mut s = if table { SetValue::Table(crate::dict::Dict::new(seed)) } else { SetValue::new_intset() };
+            for _ in 0..count {
+                let m = c.bytes()?;
+                if !table && crate::util::parse_i64(m).is_none() {
+                    return Err(alloc::format!("non-integer member in an intset at byte {}", ty_pos));
+                }
+                // No limit on an intset's size here: the snapshot keeps the encoding it had.
+                s.add(m, usize::MAX, seed);
+            }
+            if s.len() != count {
+                return Err(alloc::format!("repeated set member at byte {}", ty_pos));
+            }
+            Value::Set(s)
+        }
+        0x13 => {
+            let skiplist = c.u8()? == 1;
+            let count = c.u32()? as usize;
+            if count == 0 {
+                return Err(alloc::format!("empty zset at byte {}", ty_pos));
+            }
+            let mut z = if skiplist { ZsetValue::new_skiplist(seed) } else { ZsetValue::new_listpack() };
+            // Limits that never convert: the dump says which encoding it had.
+            let lim = crate::t_zset::Limits { entries: usize::MAX, value: usize::MAX, seed };
+            for _ in 0..count {
+                let m = c.bytes()?;
+                let s = f64::from_le_bytes(c.take(8)?.try_into().unwrap());
+                if s.is_nan() {
+                    return Err(alloc::format!("NaN score at byte {}", ty_pos));
+                }
+                z.add(m, s, crate::t_zset::AddFlags::default(), lim);
+            }
+            if z.len() != count {
+                return Err(alloc::format!("repeated zset member at byte {}", ty_pos));
+            }
+            Value::Zset(z)
+        }
+        0x11 => {
+            let count = c.u32()? as usize;
+            if count == 0 {
+                return Err(alloc::format!("empty list at byte {}", ty_pos));
+            }
+            let mut l = crate::t_list::ListValue::new();
+            for _ in 0..count {
+                l.push(crate::t_list::End::Tail, c.bytes()?, fill);
+            }
+            Value::List(alloc::boxed::Box::new(l))
+        }
+        0x16 => match crate::stream::decode(c.bytes()?) {
+            Ok(st) => Value::Stream(alloc::boxed::Box::new(st)),
+            Err(e) => return Err(alloc::format!("{} at byte {}", e, ty_pos)),
+        },
+        t => return Err(alloc::format!("unknown value type {} at byte {}", t, ty_pos)),
+    };
+    Ok((key, expire, val))
+}
+
+/// One key record (see the module comment), without its database byte.
+pub(crate) fn encode_value_with_key(out: &mut Vec<u8>, key: &[u8], expire: i64, v: &Value) {
     // Type first so the loader can dispatch; value bytes follow the key.
     let mut val = Vec::new();
     encode_value(&mut val, v);

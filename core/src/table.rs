@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{acl, cluster, connection as conn, keyspace as keys, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_sort as sort, t_stream as stream, t_string as string, t_zset as zset};
+use crate::{acl, cluster, connection as conn, keyspace as keys, migrate, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_sort as sort, t_stream as stream, t_string as string, t_zset as zset};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -361,6 +361,13 @@ pub static CLUSTER_SUBCOMMANDS: [CommandSpec; 10] = [
     cmd!("cluster|help", 2, LOADING | STALE, NK, "cluster", "5.0.0", "Returns helpful text about the different subcommands.", cluster::help),
 ];
 
+/// Memoria's own: moving keys between shards (`memoria reshard`; see `migrate`).
+pub static MIGRATION_SUBCOMMANDS: [CommandSpec; 3] = [
+    cmd!("migration|export", 5, ADMIN | NOSCRIPT | KEYSPACE, NK, "cluster", "0.1.0", "Returns key records of slots this node is migrating (Memoria).", migrate::export),
+    cmd!("migration|import", -3, W | DENYOOM | ADMIN | NOSCRIPT, NK, "cluster", "0.1.0", "Writes key records into slots this node is importing (Memoria).", migrate::import),
+    cmd!("migration|delif", 3, W | ADMIN | NOSCRIPT, NK, "cluster", "0.1.0", "Deletes a key if it still holds the exported record (Memoria).", migrate::delif),
+];
+
 pub static PUBSUB_SUBCOMMANDS: [CommandSpec; 6] = [
     cmd!("pubsub|channels", -2, PUBSUB | LOADING | STALE, NK, "pubsub", "2.8.0", "Returns the active channels.", pubsub::pubsub_channels),
     cmd!("pubsub|numpat", 2, PUBSUB | LOADING | STALE, NK, "pubsub", "2.8.0", "Returns a count of unique pattern subscriptions.", pubsub::pubsub_numpat),
@@ -431,6 +438,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("failover", -1, ADMIN | NOSCRIPT | STALE, NK, "server", "6.2.0", "Starts a coordinated failover from a server to one of its replicas.", server::failover),
     cmd!("wait", 3, NOSCRIPT, NK, "generic", "3.0.0", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", server::wait),
     container!("cluster", -2, "cluster", "3.0.0", "A container for Redis Cluster commands.", &CLUSTER_SUBCOMMANDS),
+    container!("migration", -2, "cluster", "0.1.0", "A container for Memoria's slot migration commands.", &MIGRATION_SUBCOMMANDS),
     cmd!("readonly", 1, LOADING | STALE | FAST, NK, "cluster", "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.", cluster::readonly),
     cmd!("readwrite", 1, LOADING | STALE | FAST, NK, "cluster", "3.0.0", "Enables read-write queries for a connection to a Reids Cluster replica node.", cluster::readonly),
     cmd!("asking", 1, FAST, NK, "cluster", "3.0.0", "Signals that a cluster client is following an -ASK redirect.", cluster::asking),

@@ -146,3 +146,83 @@ fn cluster_commands_off_outside_cluster_mode() {
     ck(&mut h, "SELECT 1", "+OK\r\n");
     ck(&mut h, "CLUSTER KEYSLOT foo", int(12182));
 }
+
+/// The bulks of `*2 [cursor, *n [record…]]` (records are binary).
+fn export_reply(r: &[u8]) -> (String, Vec<Vec<u8>>) {
+    fn line(r: &[u8], pos: &mut usize) -> String {
+        let end = *pos + r[*pos..].windows(2).position(|w| w == b"\r\n").expect("a line");
+        let s = String::from_utf8_lossy(&r[*pos..end]).into_owned();
+        *pos = end + 2;
+        s
+    }
+    fn bulk(r: &[u8], pos: &mut usize) -> Vec<u8> {
+        let head = line(r, pos);
+        assert!(head.starts_with('$'), "not a bulk: {head}");
+        let n: usize = head[1..].parse().unwrap();
+        let b = r[*pos..*pos + n].to_vec();
+        *pos += n + 2;
+        b
+    }
+    let mut pos = 0;
+    assert_eq!(line(r, &mut pos), "*2", "{}", String::from_utf8_lossy(r));
+    let cursor = String::from_utf8(bulk(r, &mut pos)).unwrap();
+    let n: usize = line(r, &mut pos)[1..].parse().unwrap();
+    let recs = (0..n).map(|_| bulk(r, &mut pos)).collect();
+    assert_eq!(pos, r.len());
+    (cursor, recs)
+}
+
+/// Slots 3300 ("{b}…") and 5061 ("bar") move from shard 0 (127.0.0.1:7000) to shard 1
+/// (127.0.0.1:7001) with MIGRATION EXPORT / IMPORT / DELIF, as `memoria reshard` runs them.
+#[test]
+fn migration_moves_keys_with_their_values_and_expiry_and_keeps_keys_written_meanwhile() {
+    let mut src = H::new();
+    let mut dst = H::new();
+    role(&mut src, TWO);
+    ck(&mut src, "SET bar 1 PX 100000", "+OK\r\n");
+    ck(&mut src, "HSET {b}h f v g w", int(2));
+    ck(&mut src, "RPUSH {b}l a b c", int(3));
+    ck(&mut src, "SET hello 1", "+OK\r\n");
+    // Not migrating yet: nothing can be exported before the engine sends new keys away.
+    ck(&mut src, "MIGRATION EXPORT 0 10 3300,5061", err("ERR slot 3300 is not migrating from this node"));
+    role(&mut src, &format!("{TWO}cluster_migrating:3300,5061 127.0.0.1:7001\n"));
+    role(&mut dst, "primary\noffset:0\ncluster_enabled:1\ncluster_myself:127.0.0.1:7001\ncluster_myshard:1\ncluster_slots:0 0-8191\ncluster_slots:1 8192-16383\ncluster_node:127.0.0.1:7000 master 0 0\ncluster_node:127.0.0.1:7001 master 0 1\ncluster_importing:3300,5061 127.0.0.1:7000\n");
+    ck(&mut src, "MIGRATION EXPORT 0 10 3300,5062", err("ERR slot 5062 is not migrating from this node"));
+    let (cursor, recs) = export_reply(&src.raw(&["MIGRATION", "EXPORT", "0", "10", "3300,5061"]));
+    assert_eq!((cursor.as_str(), recs.len()), ("0", 3));
+    // Only the target imports, and only whole records.
+    let mut args: Vec<&[u8]> = vec![b"MIGRATION", b"IMPORT"];
+    args.extend(recs.iter().map(|r| r.as_slice()));
+    let refused = String::from_utf8_lossy(&src.raw(&args)).into_owned();
+    assert!(refused.starts_with("-ERR slot ") && refused.ends_with(" is not importing into this node\r\n"), "{refused}");
+    ckr(&mut dst, &[b"MIGRATION", b"IMPORT", &recs[0][..recs[0].len() - 1]], err("ERR bad key record: truncated key record"));
+    ckr(&mut dst, &args, int(3));
+    ckr(&mut dst, &args, int(3)); // a retried batch replaces what it wrote
+    // A key written after its export stays at the source.
+    ck(&mut src, "RPUSH {b}l d", int(4));
+    let deleted: Vec<i64> = recs.iter().map(|r| int_of(&String::from_utf8_lossy(&src.raw(&[&b"MIGRATION"[..], b"DELIF", r])))).collect();
+    assert_eq!(deleted.iter().sum::<i64>(), 2, "{deleted:?}");
+    // Gone from the source: clients are sent to the target, which serves them after ASKING.
+    ck(&mut src, "GET bar", err("ASK 5061 127.0.0.1:7001"));
+    ck(&mut src, "LLEN {b}l", int(4));
+    ck(&mut dst, "GET bar", err("MOVED 5061 127.0.0.1:7000"));
+    ck(&mut dst, "ASKING", "+OK\r\n");
+    ck(&mut dst, "GET bar", bulk("1"));
+    ck(&mut dst, "ASKING", "+OK\r\n");
+    let pttl = int_of(&dst.c("PTTL bar"));
+    assert!(pttl > 0 && pttl <= 100000, "{pttl}");
+    ck(&mut dst, "ASKING", "+OK\r\n");
+    ck(&mut dst, "HGET {b}h g", bulk("w"));
+    // The next pass moves what was left.
+    let (_, recs) = export_reply(&src.raw(&["MIGRATION", "EXPORT", "0", "10", "3300,5061"]));
+    assert_eq!(recs.len(), 1);
+    ckr(&mut dst, &[&b"MIGRATION"[..], b"IMPORT", &recs[0]], int(1));
+    ckr(&mut src, &[&b"MIGRATION"[..], b"DELIF", &recs[0]], int(1));
+    ckr(&mut src, &[&b"MIGRATION"[..], b"DELIF", &recs[0]], int(0));
+    ck(&mut dst, "ASKING", "+OK\r\n");
+    ck(&mut dst, "LRANGE {b}l 0 -1", bulks(&["a", "b", "c", "d"]));
+    let (cursor, recs) = export_reply(&src.raw(&["MIGRATION", "EXPORT", "0", "10", "3300,5061"]));
+    assert_eq!((cursor.as_str(), recs.len()), ("0", 0));
+    ck(&mut src, "GET hello", bulk("1"));
+    ck(&mut src, "DBSIZE", int(1));
+}

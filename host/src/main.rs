@@ -183,6 +183,9 @@ enum Command {
     /// Take a snapshot of a shard (or, with --schedule, keep taking them and truncate the
     /// log behind them), in this process, off the serving nodes.
     Snapshot(memoria_host::snapshot::cli::SnapshotArgs),
+    /// Move slots from one shard to another while clients keep reading and writing
+    /// (resumable: the migration's state is in the logs).
+    Reshard(memoria_host::cluster::reshard_cli::ReshardArgs),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -204,13 +207,16 @@ fn main() -> anyhow::Result<()> {
     if let Command::Snapshot(a) = cli.command {
         return memoria_host::snapshot::cli::run(a);
     }
+    if let Command::Reshard(a) = cli.command {
+        return memoria_host::cluster::reshard_cli::run(a);
+    }
     // One event loop thread, like redis-server: connections and the shard share it, so
     // handing a batch over costs no cross-thread wake-up.
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     match cli.command {
         Command::Up(a) => rt.block_on(up(a)),
         Command::Server(a) => rt.block_on(serve_remote(a)),
-        Command::Snapshot(_) => Ok(()),
+        Command::Snapshot(_) | Command::Reshard(_) => Ok(()),
     }
 }
 

@@ -193,8 +193,19 @@ fn pair(c: &Cluster) -> ((u16, Freezer), (u16, Freezer)) {
     let p = c.node("p", None);
     wait_writable(p.0);
     let r = c.node("r", Some(p.0));
-    wait_role(r.0, "slave");
-    (p, r)
+    // On a loaded machine the replica may win a legitimate election before the test
+    // starts (the primary's renewal came late): the pair is then the other way round.
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        assert!(Instant::now() < deadline, "no stable primary and replica (roles {:?}, {:?})", role(p.0), role(r.0));
+        if role(p.0).contains("master") && role(r.0).contains("slave") && once(p.0, &["SET", "__probe", "x"]).as_deref() == Some(b"+OK\r\n") {
+            return (p, r);
+        }
+        if role(r.0).contains("master") && role(p.0).contains("slave") && once(r.0, &["SET", "__probe", "x"]).as_deref() == Some(b"+OK\r\n") {
+            return (r, p);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[test]

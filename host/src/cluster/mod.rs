@@ -1,8 +1,10 @@
 //! Cluster mode across shards: the slot map recorded in the cluster log (`topology`), the
-//! process-wide view its shards share (`shared`), and running several shards in one
-//! process, one engine thread each (`sharded`).
+//! process-wide view its shards share (`shared`), running several shards in one
+//! process, one engine thread each (`sharded`), and moving slots between shards while
+//! clients keep going (`reshard`, the `memoria reshard` command).
 
-pub mod migrate;
+pub mod reshard;
+pub mod reshard_cli;
 pub mod shared;
 pub mod sharded;
 pub mod topology;

@@ -88,6 +88,23 @@ impl Shared {
         for s in 0..g.topo.shards {
             t.push_str(&format!("cluster_slots:{s} {}\n", g.topo.ranges_text(s)));
         }
+        // Slots moving out (-ASK to the target's primary) or in (served after ASKING). A
+        // side whose primary is not known yet gets no fact: the source then refuses
+        // MIGRATION EXPORT, and the coordinator waits.
+        let primary = |s: u16| g.views.get(s as usize).and_then(|v| v.primary.as_ref()).map(|p| p.0.clone());
+        for m in &g.topo.moving {
+            let slots = super::topology::ranges_text(&m.slots);
+            if m.from == myshard
+                && let Some(to) = primary(m.to)
+            {
+                t.push_str(&format!("cluster_migrating:{slots} {to}\n"));
+            }
+            if m.to == myshard
+                && let Some(from) = primary(m.from)
+            {
+                t.push_str(&format!("cluster_importing:{slots} {from}\n"));
+            }
+        }
         for (s, v) in g.views.iter().enumerate() {
             if s as u16 == myshard {
                 continue;

@@ -20,14 +20,32 @@ pub fn shard_log(s: u16) -> String {
 pub enum ClusterEntry {
     /// Creates the cluster: `shards` shards and who owns which slots (start, end, shard).
     Init { shards: u16, slots: Vec<(u16, u16, u16)> },
-    /// Slots change owner (the commit of a migration).
+    /// Slots start moving from shard `from` to shard `to` (`memoria reshard`): the
+    /// source sends clients of keys it does not hold to the target with -ASK.
+    Migrate { slots: Vec<(u16, u16)>, from: u16, to: u16 },
+    /// Slots change owner (the commit of a migration): the only entry that moves
+    /// ownership, so a slot has exactly one owner at any point of the log.
     Assign { slots: Vec<(u16, u16)>, shard: u16 },
+}
+
+/// A migration started and not yet committed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Move {
+    pub slots: Vec<(u16, u16)>,
+    pub from: u16,
+    pub to: u16,
+}
+
+/// `a-b,c,…` (the engine's REC_ROLE slot syntax).
+pub fn ranges_text(slots: &[(u16, u16)]) -> String {
+    slots.iter().map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect::<Vec<_>>().join(",")
 }
 
 impl ClusterEntry {
     pub fn kind(&self) -> Kind {
         match self {
             ClusterEntry::Init { .. } => Kind::Config,
+            ClusterEntry::Migrate { .. } => Kind::MigrationStart,
             ClusterEntry::Assign { .. } => Kind::MigrationCommit,
         }
     }
@@ -45,6 +63,8 @@ impl ClusterEntry {
 pub struct Topology {
     pub shards: u16,
     pub owner: Vec<u16>,
+    /// Migrations in progress (`memoria reshard` runs one at a time).
+    pub moving: Vec<Move>,
 }
 
 impl Topology {
@@ -53,7 +73,7 @@ impl Topology {
     pub fn even(n: u16) -> Topology {
         let n = n.max(1);
         let owner = (0..SLOTS as u32).map(|s| (s * n as u32 / SLOTS as u32) as u16).collect();
-        Topology { shards: n, owner }
+        Topology { shards: n, owner, moving: Vec::new() }
     }
 
     /// Contiguous runs: (start, end, shard).
@@ -85,7 +105,7 @@ impl Topology {
     pub fn apply(topo: &mut Option<Topology>, e: &ClusterEntry) {
         match (topo.as_mut(), e) {
             (None, ClusterEntry::Init { shards, slots }) => {
-                let mut t = Topology { shards: *shards, owner: vec![0; SLOTS as usize] };
+                let mut t = Topology { shards: *shards, owner: vec![0; SLOTS as usize], moving: Vec::new() };
                 for &(a, b, s) in slots {
                     for x in a..=b.min(SLOTS - 1) {
                         t.owner[x as usize] = s;
@@ -93,16 +113,36 @@ impl Topology {
                 }
                 *topo = Some(t);
             }
+            (Some(t), ClusterEntry::Migrate { slots, from, to }) => t.moving.push(Move { slots: slots.clone(), from: *from, to: *to }),
             (Some(t), ClusterEntry::Assign { slots, shard }) => {
+                let assigned = |x: u16| slots.iter().any(|&(a, b)| a <= x && x <= b);
                 for &(a, b) in slots {
                     for x in a..=b.min(SLOTS - 1) {
                         t.owner[x as usize] = *shard;
                     }
                 }
+                // The assigned slots are no longer moving.
+                for m in &mut t.moving {
+                    let left: Vec<u16> = m.slots.iter().flat_map(|&(a, b)| a..=b).filter(|&x| !assigned(x)).collect();
+                    m.slots = to_ranges(&left);
+                }
+                t.moving.retain(|m| !m.slots.is_empty());
             }
             _ => {}
         }
     }
+}
+
+/// Sorted slots to inclusive ranges.
+pub fn to_ranges(slots: &[u16]) -> Vec<(u16, u16)> {
+    let mut out: Vec<(u16, u16)> = Vec::new();
+    for &x in slots {
+        match out.last_mut() {
+            Some(last) if last.1 + 1 == x => last.1 = x,
+            _ => out.push((x, x)),
+        }
+    }
+    out
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -168,6 +208,17 @@ mod tests {
         Topology::apply(&mut topo, &ClusterEntry::Assign { slots: vec![(0, 9)], shard: 1 });
         let t = topo.unwrap();
         assert_eq!(t.ranges(), vec![(0, 9, 1), (10, 8191, 0), (8192, 16383, 1)]);
+        let mut topo = Some(t.clone());
+        Topology::apply(&mut topo, &ClusterEntry::Migrate { slots: vec![(10, 19), (30, 30)], from: 0, to: 1 });
+        assert_eq!(topo.as_ref().unwrap().moving, vec![Move { slots: vec![(10, 19), (30, 30)], from: 0, to: 1 }]);
+        assert_eq!(topo.as_ref().unwrap().owner[10], 0, "starting a move changes no owner");
+        Topology::apply(&mut topo, &ClusterEntry::Assign { slots: vec![(10, 14)], shard: 1 });
+        assert_eq!(topo.as_ref().unwrap().moving, vec![Move { slots: vec![(15, 19), (30, 30)], from: 0, to: 1 }]);
+        Topology::apply(&mut topo, &ClusterEntry::Assign { slots: vec![(15, 19), (30, 30)], shard: 1 });
+        let done = topo.unwrap();
+        assert!(done.moving.is_empty());
+        assert_eq!(done.ranges(), vec![(0, 19, 1), (20, 29, 0), (30, 30, 1), (31, 8191, 0), (8192, 16383, 1)]);
+        assert_eq!(ranges_text(&[(1, 1), (3, 5)]), "1,3-5");
         let e = ClusterEntry::decode(&ClusterEntry::Assign { slots: vec![(1, 2)], shard: 3 }.encode()).unwrap();
         assert_eq!(e, ClusterEntry::Assign { slots: vec![(1, 2)], shard: 3 });
     }

@@ -95,6 +95,9 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let log_path = data_dir.join("log.sqlite");
     let core = memoria_log::LogCore::open_sqlite(&log_path).await.with_context(|| format!("opening the log {}", log_path.display()))?;
     let token = random_token();
+    // For `memoria reshard --data-dir`: whoever can read the data dir can read the log file
+    // itself, so the token is no wider a secret than that (and readable only by its owner).
+    write_private(&data_dir.join(crate::cluster::reshard_cli::TOKEN_FILE), &token).context("writing the log token file")?;
     let log_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.context("binding the log service")?;
     let log_addr: SocketAddr = log_listener.local_addr()?;
     let snapshot_store = opts.snapshot_store.clone().unwrap_or_else(|| crate::snapshot::cli::default_store(&data_dir.display().to_string()));
@@ -244,6 +247,14 @@ fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Pat
 }
 
 /// 128 random bits from the OS, hex: the bearer token of this run's log service.
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    f.write_all(text.as_bytes())
+}
+
 fn random_token() -> String {
     let mut b = [0u8; 16];
     if let Ok(mut f) = std::fs::File::open("/dev/urandom") {

@@ -1,0 +1,95 @@
+//! `memoria reshard`: the command line of `reshard` (finding the log, the progress bar).
+
+use std::path::Path;
+use std::time::Duration;
+
+use memoria_log::{LogClient, LogHandle};
+
+use super::reshard::{self, Options, Request};
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct ReshardArgs {
+    /// Slots to move: inclusive ranges and single slots, e.g. 0-999,2000.
+    #[arg(long, required_unless_present = "resume")]
+    pub slots: Option<String>,
+    /// The shard that owns the slots now.
+    #[arg(long, required_unless_present = "resume")]
+    pub from: Option<u16>,
+    /// The shard that takes them.
+    #[arg(long, required_unless_present = "resume")]
+    pub to: Option<u16>,
+    /// Finish the migration in progress (after `memoria reshard` itself was stopped).
+    #[arg(long, conflicts_with_all = ["slots", "from", "to"])]
+    pub resume: bool,
+    /// Data directory of a running `memoria up`: its log service is found from
+    /// cluster.json and log.token there.
+    #[arg(long, default_value = "./memoria-data")]
+    pub data_dir: String,
+    /// Log service endpoints (comma-separated, one per AZ) instead of --data-dir.
+    #[arg(long, value_delimiter = ',')]
+    pub log_url: Vec<String>,
+    /// Bearer token of the log service.
+    #[arg(long, env = "MEMORIA_LOG_TOKEN", hide_env_values = true, default_value = "")]
+    pub log_token: String,
+    /// CA certificates (PEM) to trust for an https:// log service (`memoria up --log-tls`:
+    /// its --tls-ca-cert-file), besides the system's.
+    #[arg(long, env = "MEMORIA_LOG_CA_CERT_FILE", value_name = "PEM")]
+    pub log_ca_cert_file: Option<std::path::PathBuf>,
+    /// User to authenticate to the nodes as (needs the @admin commands).
+    #[arg(long, env = "MEMORIA_NODE_USER")]
+    pub user: Option<String>,
+    /// Password for the nodes (if they have one).
+    #[arg(long, env = "MEMORIA_NODE_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Keys per export batch.
+    #[arg(long, default_value_t = 200)]
+    pub batch: usize,
+    /// Give up after this many seconds without a successful step (the migration stays
+    /// open; --resume goes on).
+    #[arg(long, default_value_t = 60)]
+    pub stall_timeout_secs: u64,
+}
+
+/// The name of the file next to cluster.json that holds the log service's token of the
+/// running `memoria up` (mode 0600).
+pub const TOKEN_FILE: &str = "log.token";
+
+fn open_log(a: &ReshardArgs) -> anyhow::Result<LogHandle> {
+    let ca = a.log_ca_cert_file.as_deref().map(crate::tls::read_ca_pem).transpose()?;
+    if !a.log_url.is_empty() {
+        let urls: Vec<&str> = a.log_url.iter().map(|s| s.as_str()).collect();
+        return Ok(LogHandle::Remote(LogClient::with_endpoints_ca(&urls, &a.log_token, ca.as_deref()).map_err(|e| anyhow::anyhow!("log service: {e}"))?));
+    }
+    let dir = Path::new(&a.data_dir);
+    let state = dir.join("cluster.json");
+    let file: crate::supervisor::ClusterFile = match std::fs::read(&state) {
+        Ok(b) => serde_json::from_slice(&b).map_err(|e| anyhow::anyhow!("{}: {e}", state.display()))?,
+        Err(_) => anyhow::bail!("no running `memoria up` in {} (no cluster.json): give its --data-dir, or --log-url", dir.display()),
+    };
+    if !file.running {
+        anyhow::bail!("the `memoria up` of {} is not running: slots move between running nodes", dir.display());
+    }
+    let token = std::fs::read_to_string(dir.join(TOKEN_FILE)).map_err(|e| anyhow::anyhow!("{}: {e}", dir.join(TOKEN_FILE).display()))?;
+    Ok(LogHandle::Remote(LogClient::with_endpoints_ca(&[file.log.url.as_str()], token.trim(), ca.as_deref()).map_err(|e| anyhow::anyhow!("log service: {e}"))?))
+}
+
+/// Runs the subcommand on its own runtime.
+pub fn run(a: ReshardArgs) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let api = open_log(&a)?;
+        let req = match (&a.slots, a.from, a.to) {
+            (Some(s), Some(from), Some(to)) => Some(Request { slots: reshard::parse_slots(s).map_err(|e| anyhow::anyhow!("--slots: {e}"))?, from, to }),
+            _ => None,
+        };
+        let opts = Options { batch: a.batch.max(1), user: a.user.clone(), password: a.password.clone(), stall_timeout: Duration::from_secs(a.stall_timeout_secs) };
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
+        bar.enable_steady_tick(Duration::from_millis(200));
+        let mv = reshard::run(&api, req, &opts, |p| bar.set_message(format!("{} keys moved, {} exported again, pass {}", p.moved, p.retried, p.passes))).await;
+        bar.finish();
+        let mv = mv?;
+        println!("slots {} moved from shard {} to shard {}", super::topology::ranges_text(&mv.slots), mv.from, mv.to);
+        Ok(())
+    })
+}

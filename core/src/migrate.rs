@@ -112,9 +112,10 @@ fn decode<'a>(
 }
 
 /// MIGRATION IMPORT <record>…: writes the keys (replacing), all in slots importing here.
-/// Replicas apply it as logged (the check is the primary's).
+/// Replicas, restarts and the snapshot process apply it as logged, whatever they know of
+/// the cluster (the checks were the primary's).
 pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if !cluster_or_err(ctx) {
+    if !ctx.st.applying && !cluster_or_err(ctx) {
         return;
     }
     let mut parsed = Vec::with_capacity(argv.len() - 2);
@@ -125,7 +126,7 @@ pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     }
     if !ctx.st.applying {
-        let map = ctx.st.cluster.as_ref().expect("checked above");
+        let map = ctx.st.cluster.as_ref().expect("checked above (not applying)");
         if let Some((k, ..)) = parsed
             .iter()
             .find(|(k, ..)| !map.importing.contains_key(&key_slot(k)))

@@ -122,11 +122,17 @@ async fn append_unless(api: &LogHandle, e: &ClusterEntry, done: impl Fn(&Topolog
 
 /// Starts `req` (or, when None, resumes the open migration) and runs it to its commit.
 /// Returns the move that was completed.
-pub async fn run(api: &LogHandle, req: Option<Request>, opts: &Options, mut progress: impl FnMut(&Progress)) -> Result<Move, ReshardError> {
+/// `checkpoint` is called at each step, by name: "started" (the move is in the cluster
+/// log), "imported" (a batch is at the target, not yet deleted at the source), "moved"
+/// (no key left at the source, the commit not yet appended); fault-injection tests stop
+/// there.
+pub async fn run(api: &LogHandle, req: Option<Request>, opts: &Options, mut progress: impl FnMut(&Progress), mut checkpoint: impl FnMut(&str)) -> Result<Move, ReshardError> {
     let (topo, _) = read(api).await?;
     let mv = match (topo.moving.first(), req) {
+        // Resuming, or the same request again (it was interrupted): go on with it.
+        (Some(open), None) => open.clone(),
         (Some(open), Some(r)) if open.slots == r.slots && open.from == r.from && open.to == r.to => open.clone(),
-        (Some(open), _) if !open.slots.is_empty() => return Err(ReshardError::Busy { slots: ranges_text(&open.slots), from: open.from, to: open.to }),
+        (Some(open), Some(_)) => return Err(ReshardError::Busy { slots: ranges_text(&open.slots), from: open.from, to: open.to }),
         (_, None) => return Err(ReshardError::NothingToResume),
         (_, Some(r)) => {
             validate(&topo, &r)?;
@@ -137,16 +143,18 @@ pub async fn run(api: &LogHandle, req: Option<Request>, opts: &Options, mut prog
             mv
         }
     };
+    checkpoint("started");
     let mut mover = Mover::new(api, &mv, opts);
     let mut p = Progress::default();
     loop {
         p.passes += 1;
-        let found = mover.pass(&mut p, &mut progress).await?;
+        let found = mover.pass(&mut p, &mut progress, &mut checkpoint).await?;
         progress(&p);
         if found == 0 {
             break;
         }
     }
+    checkpoint("moved");
     let slots = mv.slots.clone();
     let entry = ClusterEntry::Assign { slots: slots.clone(), shard: mv.to };
     append_unless(api, &entry, |t| slots.iter().all(|&(a, b)| (a..=b).all(|x| t.owner[x as usize] == mv.to))).await?;
@@ -174,7 +182,7 @@ impl<'a> Mover<'a> {
     }
 
     /// One walk of the source's keyspace from cursor 0; returns how many keys it exported.
-    async fn pass(&mut self, p: &mut Progress, progress: &mut impl FnMut(&Progress)) -> Result<u64, ReshardError> {
+    async fn pass(&mut self, p: &mut Progress, progress: &mut impl FnMut(&Progress), checkpoint: &mut impl FnMut(&str)) -> Result<u64, ReshardError> {
         // Runs a step until it succeeds (every step is idempotent).
         macro_rules! retry {
             ($step:expr) => {{
@@ -197,6 +205,7 @@ impl<'a> Mover<'a> {
             if !records.is_empty() {
                 found += records.len() as u64;
                 retry!(self.import(&records));
+                checkpoint("imported");
                 let deleted = retry!(self.delif(&records));
                 p.moved += deleted;
                 p.retried += records.len() as u64 - deleted;

@@ -48,6 +48,10 @@ pub struct ReshardArgs {
     /// open; --resume goes on).
     #[arg(long, default_value_t = 60)]
     pub stall_timeout_secs: u64,
+    /// Fault injection for tests: at this step (started, imported, moved) print
+    /// "paused at <step>" and wait for a line on stdin.
+    #[arg(long, hide = true)]
+    pub pause_at: Option<String>,
 }
 
 /// The name of the file next to cluster.json that holds the log service's token of the
@@ -86,7 +90,16 @@ pub fn run(a: ReshardArgs) -> anyhow::Result<()> {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
         bar.enable_steady_tick(Duration::from_millis(200));
-        let mv = reshard::run(&api, req, &opts, |p| bar.set_message(format!("{} keys moved, {} exported again, pass {}", p.moved, p.retried, p.passes))).await;
+        let mut paused = false;
+        let pause = |step: &str| {
+            if !paused && a.pause_at.as_deref() == Some(step) {
+                paused = true;
+                println!("paused at {step}");
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+                let _ = std::io::stdin().read_line(&mut String::new());
+            }
+        };
+        let mv = reshard::run(&api, req, &opts, |p| bar.set_message(format!("{} keys moved, {} exported again, pass {}", p.moved, p.retried, p.passes)), pause).await;
         bar.finish();
         let mv = mv?;
         println!("slots {} moved from shard {} to shard {}", super::topology::ranges_text(&mv.slots), mv.from, mv.to);

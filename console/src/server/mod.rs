@@ -639,7 +639,7 @@ impl Console {
         page.move_disabled = Some(if o.shards.len() < 2 {
             "this deployment has one shard: it owns all 16384 slots, so there is nowhere to move them".into()
         } else {
-            "moving slots is not wired yet (the migration protocol exists as a state machine; memoria reshard is not built): the slot map is the split made when the cluster log was created".into()
+            "the console cannot move slots yet: run `memoria reshard --data-dir <dir> --slots A-B --from X --to Y` (clients keep going; progress shows here under Migrations in progress)".into()
         });
         // Migrations: phases recorded in the cluster log, if there is one.
         let cj = self.cluster_json().ok().flatten();

@@ -64,14 +64,20 @@ pub fn export(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut keys: Vec<Vec<u8>> = Vec::new();
     let mut next = cursor;
     let d = &ctx.st.dbs[0];
+    // The walk looks at no more than 64 keys per key asked for, so a call on a big
+    // keyspace whose moving slots hold few keys stays short (the shard serves nobody
+    // else meanwhile); the cursor says where to go on.
+    let mut visited = 0usize;
+    let budget = (count as usize).saturating_mul(64);
     if !d.is_empty() {
         loop {
             next = d.keys.scan(next, |k, _| {
+                visited += 1;
                 if wanted(k) {
                     keys.push(k.to_vec());
                 }
             });
-            if next == 0 || keys.len() >= count as usize {
+            if next == 0 || keys.len() >= count as usize || visited >= budget {
                 break;
             }
         }

@@ -226,3 +226,30 @@ fn migration_moves_keys_with_their_values_and_expiry_and_keeps_keys_written_mean
     ck(&mut src, "GET hello", bulk("1"));
     ck(&mut src, "DBSIZE", int(1));
 }
+
+/// On a big keyspace an EXPORT call walks a bounded part of it and returns a cursor; the
+/// calls from cursor 0 back to 0 return every key of the slots once.
+#[test]
+fn migration_export_walks_a_bounded_part_of_the_keyspace_per_call() {
+    let mut src = H::new();
+    role(&mut src, TWO);
+    for i in 0..3000 {
+        let k = format!("{{hello}}{i}"); // slot 866, not moving
+        ck(&mut src, &format!("SET {k} x"), "+OK\r\n");
+    }
+    ck(&mut src, "SET bar 1", "+OK\r\n");
+    ck(&mut src, "SET {bar}2 2", "+OK\r\n");
+    role(&mut src, &format!("{TWO}cluster_migrating:5061 127.0.0.1:7001\n"));
+    let (mut cursor, mut got, mut calls) = (String::from("0"), Vec::new(), 0);
+    loop {
+        let (next, recs) = export_reply(&src.raw(&["MIGRATION", "EXPORT", &cursor, "1", "5061"]));
+        got.extend(recs);
+        calls += 1;
+        if next == "0" {
+            break;
+        }
+        cursor = next;
+    }
+    assert_eq!(got.len(), 2);
+    assert!(calls > 10, "3002 keys at 64 per call took {calls} calls");
+}

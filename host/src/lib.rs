@@ -8,6 +8,7 @@ pub mod conn;
 pub mod durable;
 pub mod lease;
 pub mod limits;
+pub mod log_args;
 pub mod server;
 pub mod shard;
 pub mod snapshot;

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use memoria_log::{LogClient, LogHandle};
+use memoria_log::LogHandle;
 
 use super::reshard::{self, Options, Request};
 
@@ -25,16 +25,10 @@ pub struct ReshardArgs {
     /// cluster.json and log.token there.
     #[arg(long, default_value = "./memoria-data")]
     pub data_dir: String,
-    /// Log service endpoints (comma-separated, one per AZ) instead of --data-dir.
-    #[arg(long, value_delimiter = ',')]
-    pub log_url: Vec<String>,
-    /// Bearer token of the log service.
-    #[arg(long, env = "MEMORIA_LOG_TOKEN", hide_env_values = true, default_value = "")]
-    pub log_token: String,
-    /// CA certificates (PEM) to trust for an https:// log service (`memoria up --log-tls`:
-    /// its --tls-ca-cert-file), besides the system's.
-    #[arg(long, env = "MEMORIA_LOG_CA_CERT_FILE", value_name = "PEM")]
-    pub log_ca_cert_file: Option<std::path::PathBuf>,
+    // An https:// log service of `memoria up --log-tls` needs --log-ca-cert-file (its
+    // --tls-ca-cert-file).
+    #[command(flatten)]
+    pub log: crate::log_args::RemoteLogArgs,
     /// User to authenticate to the nodes as (needs the @admin commands).
     #[arg(long, env = "MEMORIA_NODE_USER")]
     pub user: Option<String>,
@@ -59,10 +53,8 @@ pub struct ReshardArgs {
 pub const TOKEN_FILE: &str = "log.token";
 
 fn open_log(a: &ReshardArgs) -> anyhow::Result<LogHandle> {
-    let ca = a.log_ca_cert_file.as_deref().map(crate::tls::read_ca_pem).transpose()?;
-    if !a.log_url.is_empty() {
-        let urls: Vec<&str> = a.log_url.iter().map(|s| s.as_str()).collect();
-        return Ok(LogHandle::Remote(LogClient::with_endpoints_ca(&urls, &a.log_token, ca.as_deref()).map_err(|e| anyhow::anyhow!("log service: {e}"))?));
+    if let Some(remote) = a.log.client()? {
+        return Ok(remote);
     }
     let dir = Path::new(&a.data_dir);
     let state = dir.join("cluster.json");
@@ -74,7 +66,7 @@ fn open_log(a: &ReshardArgs) -> anyhow::Result<LogHandle> {
         anyhow::bail!("the `memoria up` of {} is not running: slots move between running nodes", dir.display());
     }
     let token = std::fs::read_to_string(dir.join(TOKEN_FILE)).map_err(|e| anyhow::anyhow!("{}: {e}", dir.join(TOKEN_FILE).display()))?;
-    Ok(LogHandle::Remote(LogClient::with_endpoints_ca(&[file.log.url.as_str()], token.trim(), ca.as_deref()).map_err(|e| anyhow::anyhow!("log service: {e}"))?))
+    a.log.client_of(&[file.log.url.as_str()], token.trim())
 }
 
 /// Runs the subcommand on its own runtime.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use memoria_log::{LogClient, LogCore, LogHandle};
+use memoria_log::{LogCore, LogHandle};
 
 use super::make::{make, Made, MakeOptions};
 use super::schedule::{self, Policy, Runner};
@@ -20,15 +20,8 @@ pub struct SnapshotArgs {
     /// says otherwise, its snapshots (snapshots/).
     #[arg(long, default_value = "./memoria-data")]
     pub data_dir: String,
-    /// Log service endpoints (comma-separated, one per AZ) instead of the embedded log.
-    #[arg(long, value_delimiter = ',')]
-    pub log_url: Vec<String>,
-    /// Bearer token of the log service.
-    #[arg(long, env = "MEMORIA_LOG_TOKEN", hide_env_values = true, default_value = "")]
-    pub log_token: String,
-    /// CA certificates (PEM) to trust for an https:// log service, besides the system's.
-    #[arg(long, env = "MEMORIA_LOG_CA_CERT_FILE", value_name = "PEM")]
-    pub log_ca_cert_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub log: crate::log_args::RemoteLogArgs,
     /// The embedded log's SQLite file (default: <data-dir>/log.sqlite).
     #[arg(long)]
     pub sqlite: Option<String>,
@@ -58,10 +51,8 @@ pub fn default_store(data_dir: &str) -> String {
 }
 
 async fn open_log(a: &SnapshotArgs) -> anyhow::Result<LogHandle> {
-    if !a.log_url.is_empty() {
-        let urls: Vec<&str> = a.log_url.iter().map(|s| s.as_str()).collect();
-        let ca = a.log_ca_cert_file.as_deref().map(crate::tls::read_ca_pem).transpose()?;
-        return Ok(LogHandle::Remote(LogClient::with_endpoints_ca(&urls, &a.log_token, ca.as_deref()).map_err(|e| anyhow::anyhow!("log service: {e}"))?));
+    if let Some(remote) = a.log.client()? {
+        return Ok(remote);
     }
     let path = a.sqlite.clone().unwrap_or_else(|| std::path::Path::new(&a.data_dir).join("log.sqlite").display().to_string());
     if !std::path::Path::new(&path).exists() {

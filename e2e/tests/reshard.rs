@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 use common::{Up, memoria_bin, tempdir};
 
 const MOVED: (u16, u16) = (0, 999);
-/// A request may fail while a node is killed and its shard fails over; after this long
-/// without success the test fails (every request must eventually succeed).
-const GIVE_UP: Duration = Duration::from_secs(60);
+/// Hang guard only: a request may fail while a node is killed and its shard fails over,
+/// and is retried until it succeeds; if the writers have not all finished this long after
+/// they were told to stop, some request never succeeded.
+const HUNG: Duration = Duration::from_secs(120);
 
 fn in_moved(k: &str) -> bool {
     memoria_core::cluster::key_slot(k.as_bytes()) <= MOVED.1
@@ -45,7 +46,7 @@ struct Ledger {
 
 struct Load {
     stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<Ledger>,
+    done: std::sync::mpsc::Receiver<Ledger>,
 }
 
 fn client(nodes: &[String]) -> redis::cluster::ClusterClient {
@@ -56,7 +57,8 @@ fn client(nodes: &[String]) -> redis::cluster::ClusterClient {
 fn start_load(nodes: Vec<String>, writers: usize) -> Load {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
-    let thread = std::thread::spawn(move || {
+    let (tx, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {
             let c = client(&nodes).get_async_connection().await.expect("cluster connection");
@@ -75,8 +77,7 @@ fn start_load(nodes: Vec<String>, writers: usize) -> Load {
                                 let r: redis::RedisResult<()> = redis::cmd("SET").arg(&k).arg(seq).query_async(&mut c).await;
                                 match r {
                                     Ok(()) => break,
-                                    Err(e) => {
-                                        assert!(first.elapsed() < GIVE_UP, "SET {k} kept failing for {GIVE_UP:?}: {e}");
+                                    Err(_) => {
                                         l.retries += 1;
                                         tokio::time::sleep(Duration::from_millis(50)).await;
                                     }
@@ -98,16 +99,16 @@ fn start_load(nodes: Vec<String>, writers: usize) -> Load {
                 all.longest_retry = all.longest_retry.max(l.longest_retry);
                 all.retries += l.retries;
             }
-            all
+            let _ = tx.send(all);
         })
     });
-    Load { stop, thread }
+    Load { stop, done }
 }
 
 impl Load {
     fn finish(self) -> Ledger {
         self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().expect("load thread")
+        self.done.recv_timeout(HUNG).expect("a writer's request never succeeded (hung), or the load thread panicked")
     }
 }
 

@@ -336,7 +336,8 @@ pub fn route(ctx: &Ctx<'_>, cmd: &CommandSpec, argv: &[&[u8]], asking: bool) -> 
     }
 }
 
-fn disabled(ctx: &mut Ctx<'_>) -> bool {
+/// Answers the cluster-disabled error outside cluster mode (true: the caller stops).
+pub(crate) fn disabled(ctx: &mut Ctx<'_>) -> bool {
     if enabled(ctx) {
         return false;
     }

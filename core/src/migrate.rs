@@ -18,25 +18,17 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use crate::cluster::{key_slot, parse_ranges};
+use crate::cluster::{disabled, key_slot, parse_ranges};
 use crate::ctx::Ctx;
 use crate::notify;
 use crate::object::NO_EXPIRE;
 use crate::snapshot::{Cur, decode_key_record, encode_value_with_key};
 
-fn cluster_or_err(ctx: &mut Ctx<'_>) -> bool {
-    if ctx.st.cluster.is_none() {
-        ctx.err("ERR This instance has cluster support disabled");
-        return false;
-    }
-    true
-}
-
 /// MIGRATION EXPORT <cursor> <count> <slot ranges>: `[next cursor, [record…]]`, records of
 /// keys in those slots (all of which must be migrating from here). Like SCAN, a key
 /// present for the whole walk from cursor 0 back to 0 is returned at least once.
 pub fn export(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if !cluster_or_err(ctx) {
+    if disabled(ctx) {
         return;
     }
     let (Some(cursor), Some(count)) = (
@@ -121,7 +113,7 @@ fn decode<'a>(
 /// Replicas, restarts and the snapshot process apply it as logged, whatever they know of
 /// the cluster (the checks were the primary's).
 pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if !ctx.st.applying && !cluster_or_err(ctx) {
+    if !ctx.st.applying && disabled(ctx) {
         return;
     }
     let mut parsed = Vec::with_capacity(argv.len() - 2);
@@ -145,7 +137,7 @@ pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let n = parsed.len();
     for (key, expire, val) in parsed {
-        ctx.st.delete(0, key);
+        ctx.st.dbs[0].remove(key);
         let lru = ctx.st.lru_clock();
         ctx.st.dbs[0].add(key, val, lru);
         if expire != NO_EXPIRE {
@@ -161,7 +153,7 @@ pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// MIGRATION DELIF <record>: deletes the key if it still encodes to `record` (1), else
 /// leaves it (0). Logged as a plain DEL.
 pub fn delif(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if !cluster_or_err(ctx) {
+    if disabled(ctx) {
         return;
     }
     let key = match decode(ctx, argv[2]) {

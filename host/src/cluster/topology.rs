@@ -90,7 +90,7 @@ impl Topology {
 
     /// `a-b,c-d` for the REC_ROLE facts.
     pub fn ranges_text(&self, shard: u16) -> String {
-        self.ranges().iter().filter(|r| r.2 == shard).map(|r| format!("{}-{}", r.0, r.1)).collect::<Vec<_>>().join(",")
+        ranges_text(&self.ranges().iter().filter(|r| r.2 == shard).map(|r| (r.0, r.1)).collect::<Vec<_>>())
     }
 
     pub fn slots_of(&self, shard: u16) -> usize {

@@ -120,7 +120,18 @@ fn verify(up: &Up, ledger: &Ledger, owner: u16) {
     rt.block_on(async {
         let mut c = client(&up.node_addrs()).get_async_connection().await.unwrap();
         for (k, &acked) in &ledger.acked {
-            let got: Option<u64> = redis::cmd("GET").arg(k).query_async(&mut c).await.unwrap();
+            // A read may fail while the clients learn a new primary (retried like a write).
+            let mut attempts = 0;
+            let got: Option<u64> = loop {
+                match redis::cmd("GET").arg(k).query_async(&mut c).await {
+                    Ok(v) => break v,
+                    Err(e) => {
+                        attempts += 1;
+                        assert!(attempts < 600, "GET {k} never succeeded (hung): {e}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+            };
             let sent = ledger.attempted[k];
             assert!(got.is_some_and(|g| acked <= g && g <= sent), "{k}: read {got:?}, last acknowledged {acked}, last sent {sent}");
         }

@@ -121,6 +121,12 @@ pub async fn take_snapshot(shard: u32) -> Result<String, ServerFnError> {
     c.take_snapshot(shard).await.map_err(ServerFnError::new)
 }
 
+#[server(endpoint = "move_slots")]
+pub async fn move_slots(slots: String, from: u16, to: u16) -> Result<String, ServerFnError> {
+    let c = expect_context::<crate::server::Shared>();
+    crate::server::moves::start(&c, &slots, from, to).await.map_err(ServerFnError::new)
+}
+
 #[server(endpoint = "count_keys")]
 pub async fn count_keys(slot: u16) -> Result<String, ServerFnError> {
     let c = expect_context::<crate::server::Shared>();
@@ -576,6 +582,7 @@ fn SlotsView() -> impl IntoView {
             </div>
             <div id="count-result">{action_result(count)}</div>
         </section>
+        <MovePanel/>
         <Transition fallback=|| view! { <p>"Loading…"</p> }>
             {move || data.get().map(|r| match r {
                 Ok(p) => slots_body(p).into_any(),
@@ -618,22 +625,91 @@ fn slots_body(p: SlotsPage) -> impl IntoView {
             </tbody>
         </table>
         <h2>"Migrations in progress"</h2>
+        {p.console_move.map(|m| {
+            let (class, text) = if m.running {
+                ("result muted", format!("This console is moving slots {} from shard-{} to shard-{}: pass {}, {} keys moved, {} exported again.", m.slots, m.from, m.to, m.passes, m.moved, m.retried))
+            } else if m.ok {
+                ("result ok", format!("Slots {} from shard-{} to shard-{}: {}", m.slots, m.from, m.to, m.result))
+            } else {
+                ("result error", format!("Slots {} from shard-{} to shard-{}: {}", m.slots, m.from, m.to, m.result))
+            };
+            view! { <p id="move-status" class=class data-running=m.running.to_string() data-ok=m.ok.to_string()>{text}</p> }
+        })}
         {if p.migrations.is_empty() {
-            view! { <p class="muted">"None."</p> }.into_any()
+            view! { <p class="muted" id="no-migrations">"None."</p> }.into_any()
         } else {
             view! {
-                <table>
-                    <thead><tr><th class="num">"Cluster log id"</th><th>"Phase"</th><th>"Detail"</th></tr></thead>
-                    <tbody>{p.migrations.into_iter().map(|m| view! { <tr><td class="num">{m.log_id}</td><td>{m.phase}</td><td class="mono">{m.detail}</td></tr> }).collect_view()}</tbody>
+                <table id="migrations">
+                    <thead><tr><th>"Slots"</th><th>"From"</th><th>"To"</th><th>"Phase"</th><th>"Progress"</th></tr></thead>
+                    <tbody>{p.migrations.into_iter().map(|m| view! {
+                        <tr class="migration"><td class="mono">{m.slots}</td><td>{format!("shard-{}", m.from)}</td><td>{format!("shard-{}", m.to)}</td><td style="white-space: normal">{m.phase}</td><td style="white-space: normal">{m.progress}</td></tr>
+                    }).collect_view()}</tbody>
                 </table>
             }.into_any()
         }}
-        <h2>"Move slots"</h2>
-        <p class="muted">
-            <button disabled=true aria-describedby="move-why">"Move slot range…"</button>
-            " "
-            <span id="move-why">{p.move_disabled.unwrap_or_default()}</span>
-        </p>
+    }
+}
+
+/// Move slot ranges between shards: a form, a confirmation, then the move runs in the
+/// console (its progress and result show under Migrations in progress).
+#[component]
+fn MovePanel() -> impl IntoView {
+    let ids = Resource::new(|| (), |_| get_shard_ids());
+    let action = ServerAction::<MoveSlots>::new();
+    let slots = RwSignal::new(String::new());
+    let from = RwSignal::new("0".to_string());
+    let to = RwSignal::new("1".to_string());
+    let asking = RwSignal::new(false);
+    let request = move || (slots.get().trim().to_string(), from.get().trim().parse::<u16>().ok(), to.get().trim().parse::<u16>().ok());
+    view! {
+        <section class="actions" aria-label="Move slots">
+            <Suspense fallback=|| ()>
+                {move || ids.get().map(|r| {
+                    let n = r.map(|v| v.len()).unwrap_or(0);
+                    if n < 2 {
+                        view! {
+                            <div class="row">
+                                <button id="move-slots" disabled=true aria-describedby="move-why">"Move slots…"</button>
+                                <span class="muted" id="move-why">"This deployment has one shard: it owns all 16384 slots, so there is nowhere to move them (start with memoria up --shards N)."</span>
+                            </div>
+                        }.into_any()
+                    } else {
+                        view! {
+                            <div class="row">
+                                <label for="move-slots-input">"Move slots"</label>
+                                <input id="move-slots-input" class="mono" placeholder="0-999,2000" size="16" prop:value=move || slots.get() on:input=move |ev| slots.set(event_target_value(&ev))/>
+                                <label for="move-from">"from shard"</label>
+                                <input id="move-from" type="number" min="0" max=(n - 1).to_string() style="width: 4rem" prop:value=move || from.get() on:input=move |ev| from.set(event_target_value(&ev))/>
+                                <label for="move-to">"to shard"</label>
+                                <input id="move-to" type="number" min="0" max=(n - 1).to_string() style="width: 4rem" prop:value=move || to.get() on:input=move |ev| to.set(event_target_value(&ev))/>
+                                <button id="move-slots" on:click=move |_| asking.set(true) disabled=move || action.pending().get()>"Move…"</button>
+                                <span class="muted">"Clients keep reading and writing; keys follow their slots."</span>
+                            </div>
+                        }.into_any()
+                    }
+                })}
+            </Suspense>
+            {move || asking.get().then(|| {
+                let (s, f, t) = request();
+                let what = match (f, t) {
+                    (Some(f), Some(t)) => format!("Move slots {s} from shard-{f} to shard-{t}? Their keys are copied to shard-{t} while clients follow -ASK; the commit in the cluster log then moves ownership."),
+                    _ => "The shards must be numbers.".to_string(),
+                };
+                view! {
+                    <div class="confirm" role="alertdialog" aria-label="Confirm moving slots">
+                        <span>{what}</span>
+                        <button id="confirm-move" class="danger" on:click=move |_| {
+                            asking.set(false);
+                            let (slots, f, t) = request();
+                            // A shard that is not a number is refused by the server as out of range.
+                            action.dispatch(MoveSlots { slots, from: f.unwrap_or(u16::MAX), to: t.unwrap_or(u16::MAX) });
+                        }>"Move"</button>
+                        <button on:click=move |_| asking.set(false)>"Cancel"</button>
+                    </div>
+                }
+            })}
+            <div id="move-result">{action_result(action)}</div>
+        </section>
     }
 }
 

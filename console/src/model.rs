@@ -167,10 +167,10 @@ pub struct LogRow {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SlotsPage {
     pub shards: Vec<SlotOwner>,
-    /// Migrations in progress from the cluster log: (slots, from, to, phase).
+    /// Migrations in progress, from the cluster log.
     pub migrations: Vec<Migration>,
-    /// Why moving slots is unavailable.
-    pub move_disabled: Option<String>,
+    /// The move started from this console (running or finished), if any.
+    pub console_move: Option<MoveStatus>,
     pub errors: Vec<String>,
 }
 
@@ -183,9 +183,27 @@ pub struct SlotOwner {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Migration {
-    pub log_id: u64,
+    pub slots: String,
+    pub from: u16,
+    pub to: u16,
+    /// Where it is in the two-phase commit.
     pub phase: String,
-    pub detail: String,
+    pub progress: String,
+}
+
+/// A move of slots started from the console.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MoveStatus {
+    pub slots: String,
+    pub from: u16,
+    pub to: u16,
+    pub running: bool,
+    pub moved: u64,
+    pub retried: u64,
+    pub passes: u32,
+    /// When finished: committed, or why it stopped.
+    pub result: String,
+    pub ok: bool,
 }
 
 /// Human sizes for the tables.

@@ -5,7 +5,9 @@
 //!   primary shown, and a node killed with SIGKILL turns its row unhealthy; a screenshot
 //!   of every page is saved under <target>/console-screenshots (paths printed);
 //! - without JavaScript: the server-rendered pages carry the data;
-//! - with a console token: unauthenticated actions and data requests are refused.
+//! - with a console token: unauthenticated actions and data requests are refused;
+//! - on two shards, slots moved from the Slots page (the admin endpoint of issue #7):
+//!   their keys follow them, the map shows the new owner, a bad request is refused.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs them).
 
@@ -16,6 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{free_port, signal, tempdir, Up};
+use memoria_core::cluster::key_slot;
 use fantoccini::{Client, ClientBuilder, Locator};
 use memoria_e2e::workload::{Conn, Reply};
 
@@ -134,7 +137,7 @@ fn actions_need_the_token_when_one_is_configured() {
         wait_console(&base, &up).await;
         let c = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         // Actions and data (server functions) without a login: 401, and nothing done.
-        for (path, body) in [("/api/step_down", "shard=0"), ("/api/take_snapshot", "shard=0"), ("/api/overview", "")] {
+        for (path, body) in [("/api/step_down", "shard=0"), ("/api/take_snapshot", "shard=0"), ("/api/move_slots", "slots=0-9&from=0&to=1"), ("/api/overview", "")] {
             let r = c.post(format!("{base}{path}")).header("content-type", "application/x-www-form-urlencoded").body(body).send().await.unwrap();
             assert_eq!(r.status().as_u16(), 401, "{path} without a login");
             let r = c.post(format!("{base}{path}")).bearer_auth("wrong").header("content-type", "application/x-www-form-urlencoded").body(body).send().await.unwrap();
@@ -364,6 +367,98 @@ fn browser_overview_countdown_snapshot_step_down_and_a_killed_node() {
         assert_eq!(text(&c, "#node-role").await, "primary");
         shot(&c, "node").await;
         c.close().await.unwrap();
+    });
+    drop(up);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Types `value` into the input `css` in place of what it held.
+async fn fill(c: &Client, css: &str, value: &str) {
+    let input = c.wait().at_most(Duration::from_secs(30)).for_element(Locator::Css(css)).await.unwrap();
+    input.clear().await.unwrap();
+    input.send_keys(value).await.unwrap();
+}
+
+/// Asks the page to move `slots` and returns the action's result: Ok(text) or Err(text).
+async fn ask_move(c: &Client, slots: &str, from: u16, to: u16) -> Result<String, String> {
+    fill(c, "#move-slots-input", slots).await;
+    fill(c, "#move-from", &from.to_string()).await;
+    fill(c, "#move-to", &to.to_string()).await;
+    c.find(Locator::Css("#move-slots")).await.unwrap().click().await.unwrap();
+    // The previous request's result stays until this one's arrives.
+    let before = text(c, "#move-result").await;
+    c.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("#confirm-move")).await.unwrap().click().await.unwrap();
+    let r = until("the move's result", Duration::from_secs(30), || async {
+        let ok = text(c, "#move-result .result.ok").await;
+        let err = text(c, "#move-result .result.error").await;
+        let now = text(c, "#move-result").await;
+        (now != before && (!ok.is_empty() || !err.is_empty())).then(|| format!("{}{ok}|{err}", if ok.is_empty() { "E" } else { "O" }))
+    })
+    .await;
+    let (ok, err) = r[1..].split_once('|').unwrap();
+    if r.starts_with('O') { Ok(ok.to_string()) } else { Err(err.to_string()) }
+}
+
+#[test]
+fn browser_moves_slots_between_shards() {
+    const LAST: u16 = 99; // slots 0-99 move from shard 0 to shard 1
+    let dir = tempdir("console-move");
+    let port = free_port();
+    let up = Up::start_sharded_with(&dir, 2, 1, None, vec!["--console-port".into(), port.to_string()]);
+    up.wait_all_serving(Duration::from_secs(90));
+    let base = format!("http://127.0.0.1:{port}");
+    let (_driver, driver_url) = chromedriver();
+    let profile = dir.join("chromium-profile");
+    let keys: Vec<String> = (0..).map(|i| format!("mv:{i}")).filter(|k| key_slot(k.as_bytes()) <= LAST).take(200).collect();
+    rt().block_on(async {
+        wait_console(&base, &up).await;
+        let urls: Vec<String> = up.node_addrs().iter().map(|a| format!("redis://{a}/")).collect();
+        let mut kv = redis::cluster::ClusterClientBuilder::new(urls).retries(10).build().unwrap().get_async_connection().await.unwrap();
+        for k in &keys {
+            let () = redis::cmd("SET").arg(k).arg(format!("v-{k}")).query_async(&mut kv).await.unwrap();
+        }
+        let c = browser(&driver_url, &profile).await;
+        open(&c, &base, "/slots").await;
+        c.wait().at_most(Duration::from_secs(30)).for_element(Locator::Css("#slot-map rect[data-slots^='0-'][data-shard='0']")).await.unwrap();
+
+        // Refused before anything starts: slots the source does not own.
+        let err = ask_move(&c, "16000-16010", 0, 1).await.expect_err("shard 0 does not own slot 16000");
+        assert!(err.contains("slot 16000 belongs to shard 1, not 0"), "{err}");
+        assert!(text(&c, "#no-migrations").await == "None.", "a refused move started nothing");
+
+        let said = ask_move(&c, &format!("0-{LAST}"), 0, 1).await.expect("the move starts");
+        assert!(said.contains(&format!("moving slots 0-{LAST} from shard-0 to shard-1")), "{said}");
+        let status = until("the move committed", Duration::from_secs(120), || async {
+            let el = c.find(Locator::Css("#move-status[data-running='false']")).await.ok()?;
+            Some(format!("{}|{}", el.attr("data-ok").await.ok().flatten().unwrap_or_default(), el.text().await.unwrap_or_default()))
+        })
+        .await;
+        assert!(status.starts_with("true|") && status.contains("committed") && status.contains(&format!("({} keys moved)", keys.len())), "{status}");
+        // The map, drawn from the nodes' CLUSTER SLOTS, shows the new owner.
+        until("slots 0-99 drawn as shard-1's", Duration::from_secs(30), || async {
+            c.find(Locator::Css(&format!("#slot-map rect[data-slots='0-{LAST}'][data-shard='1']"))).await.ok().map(|_| String::new())
+        })
+        .await;
+        until("no migration in progress", Duration::from_secs(30), || async { (text(&c, "#no-migrations").await == "None.").then_some(String::new()) }).await;
+        shot(&c, "slots-after-move").await;
+        c.close().await.unwrap();
+
+        // Every key is readable, and held by shard 1 only.
+        for k in &keys {
+            let v: String = redis::cmd("GET").arg(k).query_async(&mut kv).await.unwrap();
+            assert_eq!(v, format!("v-{k}"));
+        }
+        let cl = up.cluster().unwrap();
+        for shard in 0..2u16 {
+            let p = cl.nodes.iter().find(|n| n.shard == shard && n.role == "primary").expect("a primary per shard");
+            let mut d = redis::Client::open(format!("redis://127.0.0.1:{}/", p.port)).unwrap().get_multiplexed_async_connection().await.unwrap();
+            let mut pipe = redis::pipe();
+            for s in 0..=LAST {
+                pipe.cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(s);
+            }
+            let n: u64 = pipe.query_async::<Vec<u64>>(&mut d).await.unwrap().iter().sum();
+            assert_eq!(n, if shard == 1 { keys.len() as u64 } else { 0 }, "keys of slots 0-{LAST} on shard {shard}");
+        }
     });
     drop(up);
     let _ = std::fs::remove_dir_all(&dir);

@@ -8,6 +8,7 @@
 //! process): it is never on the data path, and a node that does not answer is a red row.
 
 pub mod auth;
+pub mod moves;
 pub mod resp;
 
 use std::collections::{HashMap, VecDeque};
@@ -140,6 +141,8 @@ pub struct Console {
     log: Mutex<Option<(Vec<String>, LogClient)>>,
     /// Serialises "take a snapshot" per console (one child at a time).
     snapshot_running: tokio::sync::Mutex<()>,
+    /// The slot move started from the console.
+    pub moves: moves::Moves,
 }
 
 pub type Shared = Arc<Console>;
@@ -163,7 +166,7 @@ fn keys_of(info: &[(String, Vec<(String, String)>)]) -> Option<u64> {
 
 impl Console {
     pub fn new(args: Args) -> Shared {
-        Arc::new(Console { args, nodes: Mutex::new(HashMap::new()), log: Mutex::new(None), snapshot_running: tokio::sync::Mutex::new(()) })
+        Arc::new(Console { args, nodes: Mutex::new(HashMap::new()), log: Mutex::new(None), snapshot_running: tokio::sync::Mutex::new(()), moves: moves::Moves::default() })
     }
 
     fn cluster_json_path(&self) -> Option<PathBuf> {
@@ -630,41 +633,17 @@ impl Console {
         page
     }
 
-    pub async fn slots_page(&self) -> SlotsPage {
+    pub async fn slots_page(self: &Arc<Self>) -> SlotsPage {
         let o = self.overview().await;
-        let mut page = SlotsPage { errors: o.errors.clone(), ..Default::default() };
+        let mut page = SlotsPage { errors: o.errors.clone(), console_move: self.moves.status(), ..Default::default() };
         for s in &o.shards {
             page.shards.push(SlotOwner { shard: s.id, primary: s.primary.clone(), ranges: s.slots.clone() });
         }
-        page.move_disabled = Some(if o.shards.len() < 2 {
-            "this deployment has one shard: it owns all 16384 slots, so there is nowhere to move them".into()
-        } else {
-            "the console cannot move slots yet: run `memoria reshard --data-dir <dir> --slots A-B --from X --to Y` (clients keep going; progress shows here under Migrations in progress)".into()
-        });
-        // Migrations: phases recorded in the cluster log, if there is one.
-        let cj = self.cluster_json().ok().flatten();
-        if let Ok(c) = self.log_client(cj.as_ref())
-            && let Ok(Ok(b)) = tokio::time::timeout(Duration::from_secs(2), c.read(memoria_log::CLUSTER_LOG, 0, 1000, Duration::ZERO)).await
-        {
-            let mut open: Vec<Migration> = Vec::new();
-            for e in &b.entries {
-                let detail = String::from_utf8_lossy(&e.payload[..e.payload.len().min(200)]).into_owned();
-                match e.kind {
-                    Kind::MigrationStart => open.push(Migration { log_id: e.id, phase: "streaming keys".into(), detail }),
-                    Kind::MigrationPrepare => match open.last_mut() {
-                        Some(m) => {
-                            m.phase = "2PC: prepared".into();
-                            m.log_id = e.id;
-                        }
-                        None => open.push(Migration { log_id: e.id, phase: "2PC: prepared".into(), detail }),
-                    },
-                    Kind::MigrationCommit | Kind::MigrationAbort => {
-                        open.pop();
-                    }
-                    _ => {}
-                }
+        if o.shards.len() > 1 {
+            match moves::in_progress(self).await {
+                Ok(m) => page.migrations = m,
+                Err(e) => page.errors.push(format!("migrations: {e}")),
             }
-            page.migrations = open;
         }
         page
     }

@@ -25,6 +25,18 @@ impl Reply {
     }
 }
 
+/// Who the console is to the nodes (user, password), when they may require a password:
+/// `memoria up` hands its children a token of the run (MEMORIA_INTERNAL_TOKEN); on its
+/// own the console uses MEMORIA_NODE_USER (default `default`) and MEMORIA_NODE_PASSWORD.
+pub fn node_auth() -> Option<(String, String)> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    match (env("MEMORIA_INTERNAL_TOKEN"), env("MEMORIA_NODE_PASSWORD")) {
+        (Some(t), _) => Some(("__memoria_internal".to_string(), t)),
+        (None, Some(p)) => Some((env("MEMORIA_NODE_USER").unwrap_or_else(|| "default".into()), p)),
+        (None, None) => None,
+    }
+}
+
 pub struct Conn {
     r: BufReader<TcpStream>,
 }
@@ -36,16 +48,7 @@ impl Conn {
         let s = tokio::time::timeout(TIMEOUT, TcpStream::connect(addr)).await.map_err(|_| "connect timed out".to_string())?.map_err(|e| format!("connect: {e}"))?;
         let _ = s.set_nodelay(true);
         let mut c = Conn { r: BufReader::new(s) };
-        // Nodes may require a password: `memoria up` hands its children a token of the run
-        // (MEMORIA_INTERNAL_TOKEN); on its own the console uses MEMORIA_NODE_USER (default
-        // `default`) and MEMORIA_NODE_PASSWORD.
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let auth = match (env("MEMORIA_INTERNAL_TOKEN"), env("MEMORIA_NODE_PASSWORD")) {
-            (Some(t), _) => Some(("__memoria_internal".to_string(), t)),
-            (None, Some(p)) => Some((env("MEMORIA_NODE_USER").unwrap_or_else(|| "default".into()), p)),
-            (None, None) => None,
-        };
-        if let Some((user, pass)) = auth {
+        if let Some((user, pass)) = node_auth() {
             match c.request(&["AUTH", &user, &pass]).await? {
                 Reply::Simple(_) => {}
                 Reply::Error(e) => return Err(format!("AUTH as {user}: {e}")),

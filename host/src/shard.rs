@@ -59,6 +59,9 @@ pub enum ShardMsg {
     /// `applied` is answered once they are in the engine: the tail task reads on only
     /// then, so the position it reports to the log service is what this node has applied.
     Apply { generation: u64, entries: Vec<memoria_log::Entry>, tail_id: u64, applied: Option<oneshot::Sender<()>> },
+    /// Replicas: tail task `generation` found the entries it needs truncated away; the
+    /// engine is reloaded from the newest snapshot and the log after it.
+    Reload { generation: u64 },
     /// A WAIT of `client` found `count` replicas.
     WaitDone { client: u64, token: u64, count: i64 },
     /// Cluster mode: the nodes tailing the shard's log, as the log service saw them.
@@ -168,6 +171,7 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             source,
             tail: None,
             tail_gen: 0,
+            reload_due: false,
             election,
             pending,
             freeze: None,
@@ -283,6 +287,14 @@ async fn tail_log(api: LogHandle, name: String, reader: String, mut after: u64, 
                 // A dropped answer means the shard is gone or moved on; either way go on.
                 let _ = applied.await;
             }
+            Err(e @ LogError::Truncated { .. }) => {
+                // Fell behind the truncation: only a snapshot can bring it back.
+                tracing::warn!(error = %e, "this replica fell behind the log's truncation; reloading from the newest snapshot");
+                if let Some(tx) = shard.upgrade() {
+                    let _ = tx.send(ShardMsg::Reload { generation });
+                }
+                return;
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "reading the log failed; retrying");
                 tokio::time::sleep(Duration::from_millis(200)).await;
@@ -331,6 +343,8 @@ struct Shard {
     /// ignored).
     tail: Option<JoinHandle<()>>,
     tail_gen: u64,
+    /// The tail task found its next entries truncated away (see `reload_behind_truncation`).
+    reload_due: bool,
     /// Automatic failover: the lease machine.
     election: Option<Elect>,
     /// Its actions not yet carried out.
@@ -468,6 +482,7 @@ impl Shard {
                     let _ = a.send(());
                 }
             }
+            ShardMsg::Reload { generation } => self.reload_due |= generation == self.tail_gen && self.replica.is_some(),
             ShardMsg::WaitDone { client, token, count } => {
                 if let Some(h) = self.held.get_mut(&client).and_then(|q| q.front_mut())
                     && h.wait.as_ref().is_some_and(|w| w.token == token)
@@ -664,6 +679,12 @@ impl Shard {
                 tracing::warn!(shard = self.id, "shard frozen (test hook)");
                 let _ = until.await;
                 tracing::warn!(shard = self.id, "shard resumed");
+            }
+            if std::mem::take(&mut self.reload_due) {
+                self.reload_behind_truncation().await;
+                self.batch.clear();
+                self.flush();
+                continue;
             }
             // With an election, time passes for the lease first: a primary whose lease
             // lapsed (a freeze, a stall) steps down before it could serve this batch, and
@@ -1184,6 +1205,15 @@ impl Shard {
         if self.replica.as_ref().is_some_and(|r| r.stopped.is_none()) {
             self.spawn_tail(after);
         }
+    }
+
+    /// A replica whose next entries were truncated away: the newest snapshot and the log
+    /// after it replace the engine. The clients' state (MULTI, SELECT, subscriptions)
+    /// lives in the engine being replaced, so they reconnect, as after a step-down.
+    async fn reload_behind_truncation(&mut self) {
+        metrics::counter!("memoria_replica_snapshot_reloads_total").increment(1);
+        self.fail_everything(b"-LOADING this replica fell behind the log's truncation and is reloading from a snapshot; reconnect\r\n");
+        self.reload_engine().await;
     }
 
     /// Carries out the lease machine's actions. True if the engine was replaced (the

@@ -296,6 +296,92 @@ async fn truncation_never_removes_what_no_published_snapshot_covers() {
     assert!(max_len < 2000, "log grew to {max_len} entries");
 }
 
+type Node = (u16, tokio::sync::oneshot::Sender<()>, std::thread::JoinHandle<()>, memoria_host::server::Freezer);
+
+/// A node on its own thread and runtime: (port, stop, thread, freezer).
+fn start_node(api: LogHandle, store: SnapshotStore, replica_of: Option<String>) -> Node {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let t = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let opts = memoria_host::server::ServerOptions {
+                bind: "127.0.0.1".into(),
+                port: 0,
+                data_dir: "/nonexistent".into(),
+                limits: Default::default(),
+                log: Some(api),
+                node: "n".into(),
+                replica_of,
+                lease_ms: None,
+                cluster: false,
+                snapshots: Some(store),
+                auth: Default::default(),
+            };
+            let srv = memoria_host::server::start(opts).await.expect("node starts from snapshot + log");
+            tx.send((srv.addr.port(), srv.freezer())).unwrap();
+            let _ = stop_rx.await;
+            srv.shutdown().await;
+        });
+    });
+    let (port, freezer) = rx.recv_timeout(Duration::from_secs(60)).unwrap();
+    (port, stop_tx, t, freezer)
+}
+
+/// Polls `f` on a fresh connection to `port` (a reloading replica closes its clients)
+/// until it gives Some; a hang guard only.
+fn poll_node<T>(port: u16, what: &str, mut f: impl FnMut(&mut redis::Connection) -> redis::RedisResult<Option<T>>) -> T {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut last;
+    loop {
+        match redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().and_then(|mut c| f(&mut c)) {
+            Ok(Some(v)) => return v,
+            Ok(None) => last = "not yet".into(),
+            Err(e) => last = e.to_string(),
+        }
+        assert!(std::time::Instant::now() < deadline, "{what} never happened (last: {last})");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A running replica that falls behind the log's truncation (frozen while the log moves
+/// on, a snapshot is published and the log truncated behind it) reloads from the snapshot
+/// and tails on, instead of retrying a read that can never succeed.
+#[test]
+fn a_replica_behind_the_truncation_reloads_from_the_snapshot() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let mut env = rt.block_on(async {
+        let mut env = Env::new().await;
+        env.write(400, 5, 1000, 0).await;
+        env
+    });
+    let (port, stop, t, freezer) = start_node(env.api.clone(), env.store.clone(), Some("127.0.0.1:1".into()));
+    poll_node(port, "the replica catching up", |c| Ok((redis::cmd("DBSIZE").query::<u64>(c)? == 1000).then_some(())));
+    let thaw = freezer.freeze();
+    rt.block_on(async {
+        env.write(3000, 5, 1000, 1).await;
+        let a = env.published().await;
+        env.write(100, 5, 1500, 2).await;
+        env.api.truncate(LOG, a.last_id - 10).await.unwrap();
+    });
+    let _ = thaw.send(());
+    // The last writes of rounds 2 and 1 (keys 0-499 and 500-999).
+    for (key, value) in [("key:000000000499", "v2-99-4"), ("key:000000000999", "v1-2999-4")] {
+        poll_node(port, &format!("{key} = {value} on the replica"), |c| Ok((redis::cmd("GET").arg(key).query::<Option<String>>(c)?.as_deref() == Some(value)).then_some(())));
+    }
+    let n: u64 = poll_node(port, "DBSIZE", |c| redis::cmd("DBSIZE").query(c).map(Some));
+    assert_eq!(n, 1000);
+    // It tails on: a later write arrives too.
+    rt.block_on(async {
+        env.write(1, 1, 1, 3).await;
+    });
+    poll_node(port, "a write after the reload", |c| Ok((redis::cmd("GET").arg("key:000000000000").query::<Option<String>>(c)?.as_deref() == Some("v3-0-0")).then_some(())));
+    let offset = format!("slave_repl_offset:{}", env.prev_id);
+    poll_node(port, &format!("INFO replication saying {offset}"), |c| Ok(redis::cmd("INFO").arg("replication").query::<String>(c)?.lines().any(|l| l.trim() == offset).then_some(())));
+    let _ = stop.send(());
+    t.join().unwrap();
+}
+
 /// A node (primary) and a new replica start from the snapshot + log after truncation.
 #[test]
 fn nodes_and_new_replicas_start_from_the_snapshot() {
@@ -310,41 +396,14 @@ fn nodes_and_new_replicas_start_from_the_snapshot() {
         (env.dir, env.api, env.store, keys)
     });
     let _keep = dir;
-    let start = |replica_of: Option<String>| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (api, store) = (api.clone(), store.clone());
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let t = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async move {
-                let opts = memoria_host::server::ServerOptions {
-                    bind: "127.0.0.1".into(),
-                    port: 0,
-                    data_dir: "/nonexistent".into(),
-                    limits: Default::default(),
-                    log: Some(api),
-                    node: "n".into(),
-                    replica_of,
-                    lease_ms: None,
-                    cluster: false,
-                    snapshots: Some(store),
-                    auth: Default::default(),
-                };
-                let srv = memoria_host::server::start(opts).await.expect("node starts from snapshot + log");
-                tx.send(srv.addr.port()).unwrap();
-                let _ = stop_rx.await;
-                srv.shutdown().await;
-            });
-        });
-        (rx.recv_timeout(Duration::from_secs(60)).unwrap(), stop_tx, t)
-    };
-    let (port, stop, t) = start(None);
+    let start = |replica_of: Option<String>| start_node(api.clone(), store.clone(), replica_of);
+    let (port, stop, t, _) = start(None);
     let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().unwrap();
     let n: u64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
     assert_eq!(n, keys);
     let v: String = redis::cmd("GET").arg("key:000000000499").query(&mut c).unwrap();
     assert!(v.starts_with("v1-"), "{v}");
-    let (rport, rstop, rt_) = start(Some(format!("127.0.0.1:{port}")));
+    let (rport, rstop, rt_, _) = start(Some(format!("127.0.0.1:{port}")));
     let mut r = redis::Client::open(format!("redis://127.0.0.1:{rport}/")).unwrap().get_connection().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {

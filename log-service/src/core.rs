@@ -368,11 +368,7 @@ impl LogCore {
                 // `after`): the first link is the snapshot's to check; the rest are ours.
                 (a, Some(first)) if first.id == a + 1 => (first.id, first.checksum, &rows.entries[..], 1),
                 (_, Some(first)) => {
-                    return Err(LogError::Refused(format!(
-                        "entries up to {} of log {log} were truncated; load a snapshot (reads after {after} need entry {})",
-                        first.id - 1,
-                        after + 1
-                    )));
+                    return Err(LogError::Truncated { log: log.to_owned(), through: first.id - 1, after });
                 }
             };
             if !entries.is_empty() {

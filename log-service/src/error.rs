@@ -20,6 +20,10 @@ pub enum LogError {
     /// published snapshot).
     #[error("refused: {0}")]
     Refused(String),
+    /// A read after `after` needs entries that were truncated away (behind a published
+    /// snapshot; the oldest one stored is `through + 1`): the reader loads a snapshot.
+    #[error("truncated: entries up to {through} of log {log} were truncated; load a snapshot (a read after {after} needs entry {})", after + 1)]
+    Truncated { log: String, through: u64, after: u64 },
     /// The stored hash chain does not verify: rows were altered or lost.
     #[error("log {log} is corrupt at id {id}")]
     Corrupt { log: String, id: u64 },
@@ -51,6 +55,7 @@ impl LogError {
             LogError::NotFound(_) => 404,
             LogError::Invalid(_) => 400,
             LogError::Refused(_) => 422,
+            LogError::Truncated { .. } => 410,
             LogError::Corrupt { .. } => 500,
             LogError::Unauthorized(_) => 401,
             LogError::Unavailable(_) => 503,
@@ -71,6 +76,11 @@ impl LogError {
                 b.log = Some(log.clone());
                 b.id = Some(*id);
             }
+            LogError::Truncated { log, through, after } => {
+                b.log = Some(log.clone());
+                b.id = Some(*through);
+                b.after = Some(*after);
+            }
             _ => {}
         }
         b
@@ -82,6 +92,7 @@ impl LogError {
             LogError::NotFound(_) => "not_found",
             LogError::Invalid(_) => "invalid",
             LogError::Refused(_) => "refused",
+            LogError::Truncated { .. } => "truncated",
             LogError::Corrupt { .. } => "corrupt",
             LogError::Unauthorized(_) => "unauthorized",
             LogError::Unavailable(_) => "unavailable",
@@ -101,6 +112,7 @@ impl LogError {
             ("not_found", ..) => LogError::NotFound(strip(&msg, "log not found: ")),
             ("invalid", ..) => LogError::Invalid(strip(&msg, "invalid request: ")),
             ("refused", ..) => LogError::Refused(strip(&msg, "refused: ")),
+            ("truncated", ..) => LogError::Truncated { log: b.log.unwrap_or_default(), through: b.id.unwrap_or(0), after: b.after.unwrap_or(0) },
             ("corrupt", ..) => LogError::Corrupt { log: b.log.unwrap_or_default(), id: b.id.unwrap_or(0) },
             ("unauthorized", ..) => LogError::Unauthorized(strip(&msg, "unauthorized: ")),
             ("unavailable", ..) => LogError::Unavailable(strip(&msg, "log backend unavailable: ")),
@@ -128,4 +140,6 @@ pub struct ErrorBody {
     pub log: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub id: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub after: Option<u64>,
 }

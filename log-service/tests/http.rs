@@ -149,7 +149,7 @@ async fn views(c: LogClient) {
     assert_eq!(api.publish_snapshot("shard-0", 2, r.entries[0].checksum).await.expect("publish"), 2);
     let t = api.truncate("shard-0", 3).await.expect("truncate");
     assert_eq!((t.deleted, t.first_id), (2, 3));
-    assert!(matches!(api.read("shard-0", 0, 10, Duration::ZERO).await, Err(LogError::Refused(_))));
+    assert_eq!(api.read("shard-0", 0, 10, Duration::ZERO).await.unwrap_err(), LogError::Truncated { log: "shard-0".into(), through: 2, after: 0 }, "the typed error survives HTTP");
     assert_eq!(api.read("shard-0", 2, 10, Duration::ZERO).await.expect("read after snapshot").entries.len(), 2);
     let v = api.verify("shard-0").await.expect("verify");
     assert_eq!((v.first_id, v.tail_id, v.entries_checked), (3, 4, 1));

@@ -89,8 +89,8 @@ pub async fn replay_verified(api: &LogHandle, log: &str, after: u64, anchor: Che
         let limit = (target - v.last_id).min(READ_PAGE) as u32;
         let batch = match api.read(log, v.last_id, limit, Duration::ZERO).await {
             Ok(b) => b,
-            Err(LogError::Refused(detail)) => {
-                return Err(SnapshotError::LogTruncated { log: log.into(), name: format!("base at {after}"), last_id: v.last_id, detail });
+            Err(e @ LogError::Truncated { .. }) => {
+                return Err(SnapshotError::LogTruncated { log: log.into(), name: format!("base at {after}"), last_id: v.last_id, detail: e.to_string() });
             }
             Err(e) => return Err(e.into()),
         };

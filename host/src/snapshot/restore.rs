@@ -83,7 +83,7 @@ pub async fn check_against_log(api: &LogHandle, m: &Manifest) -> Result<(), Snap
     }
     let b = match api.read(&m.log, m.last_id, 1, Duration::ZERO).await {
         Ok(b) => b,
-        Err(LogError::Refused(detail)) => return Err(SnapshotError::LogTruncated { log: m.log.clone(), name: m.name.clone(), last_id: m.last_id, detail }),
+        Err(e @ LogError::Truncated { .. }) => return Err(SnapshotError::LogTruncated { log: m.log.clone(), name: m.name.clone(), last_id: m.last_id, detail: e.to_string() }),
         Err(e) => return Err(e.into()),
     };
     match b.entries.first() {

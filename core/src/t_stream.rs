@@ -707,7 +707,15 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
         let s = get(ctx.st, db, key);
         let mut gt = ids[k];
         let (mut sync, mut history) = (false, false);
-        if let Some((gname, _)) = group {
+        if serving.is_some() {
+            // Served because an XADD readied the key: Redis 7.0 compares the stream's
+            // last id, so an entry its MAXLEN trimmed away at once still ends the wait,
+            // with an empty list.
+            if let Some((gname, _)) = group {
+                gt = s.groups[gname].last_id;
+            }
+            sync = s.last_id > gt;
+        } else if let Some((gname, _)) = group {
             if gt != StreamId::MAX {
                 sync = true;
                 history = true;

@@ -22,6 +22,8 @@ pub struct BlockRequest {
     /// The command to re-run when a key is ready, if not the command itself (XREAD `$`
     /// becomes the stream's last id at blocking time).
     pub rewritten: Option<Vec<u8>>,
+    /// It ran right after ASKING (cluster mode: a key of a slot importing here).
+    pub asking: bool,
 }
 
 /// A blocked client's command, kept on its `Client`.
@@ -31,6 +33,8 @@ pub struct Blocked {
     pub deadline: i64,
     /// The command as RESP, re-run for every attempt to serve it.
     pub command: Vec<u8>,
+    /// Re-runs are as after ASKING (see `BlockRequest::asking`).
+    pub asking: bool,
 }
 
 /// Index of waiters: (db, key) → client ids in blocking order; and keys touched since the

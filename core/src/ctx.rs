@@ -181,14 +181,14 @@ impl<'a> Ctx<'a> {
     /// Blocks the client on `keys` until `deadline` (unix ms, 0 = never); the command is
     /// re-run when one of them is written. Re-run for a waiter, it keeps its place in line.
     pub fn block(&mut self, keys: &[&[u8]], deadline: i64) {
-        self.block = Some(crate::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: None });
+        self.block = Some(crate::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: None, asking: false });
     }
 
     /// Like `block`, re-running `argv` instead of the command itself.
     pub fn block_as(&mut self, keys: &[&[u8]], deadline: i64, argv: &[&[u8]]) {
         let mut cmd = Vec::new();
         crate::resp::encode_command(&mut cmd, argv);
-        self.block = Some(crate::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: Some(cmd) });
+        self.block = Some(crate::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: Some(cmd), asking: false });
     }
 
     #[inline]

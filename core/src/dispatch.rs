@@ -100,8 +100,10 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     // Cluster mode: keyed commands run only where their slot lives (Redis checks this
     // before queueing in MULTI, and for EXEC across everything queued).
+    let mut asked = false;
     if ctx.st.cluster.is_some() && !ctx.st.applying && !ctx.in_exec {
         let asking = ctx.client.asking;
+        asked = asking;
         // ASKING lasts one command (or one transaction).
         if cmd.name != "asking" && (ctx.client.multi.is_none() || cmd.name == "exec") && cmd.name != "multi" {
             ctx.client.asking = false;
@@ -157,6 +159,11 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.custom_fx = false;
     let handler = cmd.handler.expect("leaf commands have handlers");
     handler(ctx, argv);
+    if asked && let Some(b) = ctx.block.as_mut() {
+        // Re-runs of a command that blocked after ASKING are served here too (Redis
+        // does not redirect a client blocked on a key of an importing slot).
+        b.asking = true;
+    }
     ctx.st.stats.commands += 1;
     if ctx.dirty > 0 && !ctx.custom_fx && cmd.is_write() {
         emit(ctx.fx, ctx.client.db, argv);

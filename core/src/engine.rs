@@ -360,6 +360,7 @@ impl Engine {
                 keys: dedup_keys(req.keys),
                 deadline: req.deadline,
                 command: req.rewritten.unwrap_or_else(|| payload.to_vec()),
+                asking: req.asking,
             };
             self.st.blocking.add(id, &b);
             let deadline = b.deadline.to_le_bytes();
@@ -473,6 +474,7 @@ impl Engine {
                 &mut self.effects,
             );
             ctx.ready_key = Some(key);
+            ctx.client.asking = b.asking;
             crate::dispatch::call(&mut ctx, &argv);
             still = ctx.block.take();
         }

@@ -253,3 +253,40 @@ fn migration_export_walks_a_bounded_part_of_the_keyspace_per_call() {
     assert_eq!(got.len(), 2);
     assert!(calls > 10, "3002 keys at 64 per call took {calls} calls");
 }
+
+/// A client blocked at the target (after ASKING) on a key of an importing slot is served
+/// when the key arrives with MIGRATION IMPORT, as Redis serves it when the migration's
+/// RESTORE adds the key.
+#[test]
+fn an_import_wakes_a_client_blocked_on_the_key() {
+    let mut src = H::new();
+    role(&mut src, TWO);
+    ck(&mut src, "RPUSH {b}q a b", int(2));
+    role(&mut src, &format!("{TWO}cluster_migrating:3300 127.0.0.1:7001\n"));
+    let (_, recs) = export_reply(&src.raw(&["MIGRATION", "EXPORT", "0", "10", "3300"]));
+    assert_eq!(recs.len(), 1);
+    let mut dst = H::new();
+    let target = TWO.replace("cluster_myself:127.0.0.1:7000", "cluster_myself:127.0.0.1:7001").replace("cluster_myshard:0", "cluster_myshard:1");
+    role(&mut dst, &format!("{target}cluster_importing:3300 127.0.0.1:7000\n"));
+    // (client, flags, reply) of every output record.
+    let run = |h: &mut H, cmds: &[(u64, &[&[u8]])]| -> Vec<(u64, u8, String)> {
+        let mut b = BatchWriter::new();
+        for (c, args) in cmds {
+            b.begin(batch::REC_COMMAND, *c);
+            memoria_core::resp::encode_command(&mut b.buf, args);
+            b.end();
+        }
+        let out = h.e.execute(&b.buf, h.now_ms * 1000, 9);
+        batch::OutputReader::new(&out).map(|r| (r.client, r.flags, String::from_utf8_lossy(r.reply).into_owned())).collect()
+    };
+    let out = run(&mut dst, &[(5, &[b"ASKING"]), (5, &[b"BLPOP", b"{b}q", b"0"])]);
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert_eq!(out[0].2, "+OK\r\n");
+    assert_eq!(out[1].1 & batch::OUT_BLOCKED, batch::OUT_BLOCKED, "blocked: {out:?}");
+    let out = run(&mut dst, &[(6, &[b"MIGRATION", b"IMPORT", &recs[0]])]);
+    let served: Vec<&(u64, u8, String)> = out.iter().filter(|o| o.0 == 5).collect();
+    assert_eq!(served.len(), 1, "{out:?}");
+    assert_eq!(served[0].2, "*2\r\n$4\r\n{b}q\r\n$1\r\na\r\n", "{out:?}");
+    ck(&mut dst, "ASKING", "+OK\r\n");
+    ck(&mut dst, "LRANGE {b}q 0 -1", bulks(&["b"]));
+}

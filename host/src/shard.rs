@@ -309,7 +309,8 @@ struct ReplicaState {
     applied: u64,
     /// The log's tail at the newest read: `tail - applied` is the lag in entries.
     tail: u64,
-    /// Applying stopped (an entry in a newer format): why.
+    /// Applying stopped (an entry in a newer format, or the log truncated past it with no
+    /// snapshot to reload from): why.
     stopped: Option<String>,
 }
 
@@ -1146,13 +1147,7 @@ impl Shard {
     /// reads along). Waits for the append in flight first, so the replay includes it if it
     /// landed. A replica then tails on from where the replay ended.
     async fn reload_engine(&mut self) {
-        if let Some(i) = self.inflight.take() {
-            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
-            if let (Some(el), Some(token)) = (self.election.as_mut(), i.token) {
-                let ev = append_event(token, el.now(), &r);
-                self.pending.extend(el.m.handle(ev));
-            }
-        }
+        self.settle_inflight().await;
         self.stop_tail();
         match self.factory.instantiate(seed()) {
             Ok(e) => self.engine = e,
@@ -1164,7 +1159,7 @@ impl Shard {
         let Some((api, name)) = self.source.clone() else { return };
         // From the newest usable snapshot when there is one; the lease machine reads along
         // from there (it keeps what it learnt of the entries before).
-        let mut after = match crate::snapshot::restore::start(self.snapshots.as_ref(), &api, &name, &mut self.engine).await {
+        let after = match crate::snapshot::restore::start(self.snapshots.as_ref(), &api, &name, &mut self.engine).await {
             Ok(a) => a,
             Err(e) => {
                 tracing::warn!(shard = self.id, error = %e, "could not start from a snapshot; replaying the whole log");
@@ -1175,6 +1170,59 @@ impl Shard {
                 0
             }
         };
+        self.replay_and_tail(api, name, after).await;
+    }
+
+    /// Waits for the append in flight (if any) and tells the lease machine its outcome.
+    async fn settle_inflight(&mut self) {
+        if let Some(i) = self.inflight.take() {
+            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+            if let (Some(el), Some(token)) = (self.election.as_mut(), i.token) {
+                let ev = append_event(token, el.now(), &r);
+                self.pending.extend(el.m.handle(ev));
+            }
+        }
+    }
+
+    /// A replica whose next entries were truncated away: the newest snapshot and the log
+    /// after it replace the engine. The snapshot is loaded into a new engine first: with
+    /// none usable the replica keeps its data and clients and stops applying (INFO says
+    /// why) rather than serve an empty engine. The clients' state (MULTI, SELECT,
+    /// subscriptions) lives in the engine being replaced, so their connections close, as
+    /// after a step-down.
+    async fn reload_behind_truncation(&mut self) {
+        metrics::counter!("memoria_replica_snapshot_reloads_total").increment(1);
+        self.settle_inflight().await;
+        self.stop_tail();
+        let Some((api, name)) = self.source.clone() else { return };
+        let mut fresh = match self.factory.instantiate(seed()) {
+            Ok(e) => e,
+            Err(e) => return self.stop_applying(format!("could not instantiate an engine to reload into: {e}")),
+        };
+        let after = match crate::snapshot::restore::start(self.snapshots.as_ref(), &api, &name, &mut fresh).await {
+            Ok(a) if a > 0 => a,
+            Ok(_) => return self.stop_applying("the log was truncated past this replica and no usable snapshot covers the gap (give the node --snapshot-store, or restart it)".into()),
+            Err(e) => return self.stop_applying(format!("the log was truncated past this replica and loading the newest snapshot failed: {e}")),
+        };
+        self.fail_everything(b"-LOADING this replica fell behind the log's truncation and is reloading from a snapshot; reconnect\r\n");
+        self.engine = fresh;
+        self.replay_and_tail(api, name, after).await;
+    }
+
+    /// A replica stops applying the log (INFO replication, ROLE and the logs say why) and
+    /// serves what it holds.
+    fn stop_applying(&mut self, why: String) {
+        tracing::error!(shard = self.id, %why, "stopped applying the log");
+        if let Some(rep) = self.replica.as_mut() {
+            rep.stopped = Some(why);
+        }
+        self.reported_offset = u64::MAX;
+        self.send_facts();
+    }
+
+    /// Applies the log after `after` (where the engine is) up to its tail, then a replica
+    /// tails on.
+    async fn replay_and_tail(&mut self, api: LogHandle, name: String, mut after: u64) {
         if let Some(rep) = self.replica.as_mut() {
             rep.applied = after;
             rep.stopped = None;
@@ -1182,6 +1230,12 @@ impl Shard {
         loop {
             let batch = match api.read(&name, after, 1000, Duration::ZERO).await {
                 Ok(b) => b,
+                Err(e @ LogError::Truncated { .. }) => {
+                    // Truncated again while a snapshot loaded (or no snapshot covers the
+                    // gap): no read can succeed from here.
+                    self.stop_applying(format!("cannot catch up: {e}"));
+                    break;
+                }
                 Err(e) => {
                     tracing::warn!(shard = self.id, error = %e, "reading the log to rebuild failed; retrying");
                     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -1205,15 +1259,6 @@ impl Shard {
         if self.replica.as_ref().is_some_and(|r| r.stopped.is_none()) {
             self.spawn_tail(after);
         }
-    }
-
-    /// A replica whose next entries were truncated away: the newest snapshot and the log
-    /// after it replace the engine. The clients' state (MULTI, SELECT, subscriptions)
-    /// lives in the engine being replaced, so they reconnect, as after a step-down.
-    async fn reload_behind_truncation(&mut self) {
-        metrics::counter!("memoria_replica_snapshot_reloads_total").increment(1);
-        self.fail_everything(b"-LOADING this replica fell behind the log's truncation and is reloading from a snapshot; reconnect\r\n");
-        self.reload_engine().await;
     }
 
     /// Carries out the lease machine's actions. True if the engine was replaced (the

@@ -299,7 +299,7 @@ async fn truncation_never_removes_what_no_published_snapshot_covers() {
 type Node = (u16, tokio::sync::oneshot::Sender<()>, std::thread::JoinHandle<()>, memoria_host::server::Freezer);
 
 /// A node on its own thread and runtime: (port, stop, thread, freezer).
-fn start_node(api: LogHandle, store: SnapshotStore, replica_of: Option<String>) -> Node {
+fn start_node(api: LogHandle, store: Option<SnapshotStore>, replica_of: Option<String>) -> Node {
     let (tx, rx) = std::sync::mpsc::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let t = std::thread::spawn(move || {
@@ -315,7 +315,7 @@ fn start_node(api: LogHandle, store: SnapshotStore, replica_of: Option<String>) 
                 replica_of,
                 lease_ms: None,
                 cluster: false,
-                snapshots: Some(store),
+                snapshots: store,
                 auth: Default::default(),
             };
             let srv = memoria_host::server::start(opts).await.expect("node starts from snapshot + log");
@@ -346,7 +346,8 @@ fn poll_node<T>(port: u16, what: &str, mut f: impl FnMut(&mut redis::Connection)
 
 /// A running replica that falls behind the log's truncation (frozen while the log moves
 /// on, a snapshot is published and the log truncated behind it) reloads from the snapshot
-/// and tails on, instead of retrying a read that can never succeed.
+/// and tails on, instead of retrying a read that can never succeed. One without a
+/// snapshot store keeps serving what it has and says why it stopped applying.
 #[test]
 fn a_replica_behind_the_truncation_reloads_from_the_snapshot() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -355,9 +356,13 @@ fn a_replica_behind_the_truncation_reloads_from_the_snapshot() {
         env.write(400, 5, 1000, 0).await;
         env
     });
-    let (port, stop, t, freezer) = start_node(env.api.clone(), env.store.clone(), Some("127.0.0.1:1".into()));
-    poll_node(port, "the replica catching up", |c| Ok((redis::cmd("DBSIZE").query::<u64>(c)? == 1000).then_some(())));
+    let (port, stop, t, freezer) = start_node(env.api.clone(), Some(env.store.clone()), Some("127.0.0.1:1".into()));
+    let (bare, bare_stop, bare_t, bare_freezer) = start_node(env.api.clone(), None, Some("127.0.0.1:1".into()));
+    for p in [port, bare] {
+        poll_node(p, "the replica catching up", |c| Ok((redis::cmd("DBSIZE").query::<u64>(c)? == 1000).then_some(())));
+    }
     let thaw = freezer.freeze();
+    let bare_thaw = bare_freezer.freeze();
     rt.block_on(async {
         env.write(3000, 5, 1000, 1).await;
         let a = env.published().await;
@@ -365,6 +370,13 @@ fn a_replica_behind_the_truncation_reloads_from_the_snapshot() {
         env.api.truncate(LOG, a.last_id - 10).await.unwrap();
     });
     let _ = thaw.send(());
+    let _ = bare_thaw.send(());
+    // Without a store: still serving the round-0 data, and saying why it stopped.
+    poll_node(bare, "the store-less replica reporting it stopped", |c| Ok(redis::cmd("INFO").arg("replication").query::<String>(c)?.contains("memoria_apply_stopped:the log was truncated past this replica and no usable snapshot covers the gap").then_some(())));
+    let v: String = poll_node(bare, "GET on the stopped replica", |c| redis::cmd("GET").arg("key:000000000499").query(c).map(Some));
+    assert!(v.starts_with("v0-") || v.starts_with("v1-"), "{v}");
+    let _ = bare_stop.send(());
+    bare_t.join().unwrap();
     // The last writes of rounds 2 and 1 (keys 0-499 and 500-999).
     for (key, value) in [("key:000000000499", "v2-99-4"), ("key:000000000999", "v1-2999-4")] {
         poll_node(port, &format!("{key} = {value} on the replica"), |c| Ok((redis::cmd("GET").arg(key).query::<Option<String>>(c)?.as_deref() == Some(value)).then_some(())));
@@ -396,7 +408,7 @@ fn nodes_and_new_replicas_start_from_the_snapshot() {
         (env.dir, env.api, env.store, keys)
     });
     let _keep = dir;
-    let start = |replica_of: Option<String>| start_node(api.clone(), store.clone(), replica_of);
+    let start = |replica_of: Option<String>| start_node(api.clone(), Some(store.clone()), replica_of);
     let (port, stop, t, _) = start(None);
     let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().unwrap();
     let n: u64 = redis::cmd("DBSIZE").query(&mut c).unwrap();

@@ -43,6 +43,8 @@ pub struct Blocked {
 pub struct BlockingKeys {
     waiters: BTreeMap<(u8, Box<[u8]>), VecDeque<u64>>,
     ready: VecDeque<(u8, Box<[u8]>)>,
+    /// Streams an XADD appended to since the last serving round (see `stream_appended`).
+    appended: Vec<(u8, Box<[u8]>)>,
     blocked_clients: usize,
 }
 
@@ -89,7 +91,25 @@ impl BlockingKeys {
     }
 
     pub fn next_ready(&mut self) -> Option<(u8, Box<[u8]>)> {
-        self.ready.pop_front()
+        let next = self.ready.pop_front();
+        if next.is_none() {
+            self.appended.clear();
+        }
+        next
+    }
+
+    /// XADD appended to the stream at `key` (and may have trimmed the entry away at once):
+    /// Redis 7.0 then serves its readers whenever the stream's last id passed theirs, even
+    /// with no entry to give (an empty list). Other writes serve only new entries.
+    pub fn stream_appended(&mut self, db: u8, key: &[u8]) {
+        let k = (db, Box::from(key));
+        if self.waiters.contains_key(&k) && !self.appended.contains(&k) {
+            self.appended.push(k);
+        }
+    }
+
+    pub fn was_appended(&self, db: u8, key: &[u8]) -> bool {
+        self.appended.iter().any(|(d, k)| *d == db && **k == *key)
     }
 
     /// The waiters of a key, in blocking order (a copy: serving changes the queue).

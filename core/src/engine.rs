@@ -419,9 +419,6 @@ impl Engine {
                 continue;
             }
             let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
-            if !readies_waiters(&argv) {
-                continue;
-            }
             let Some(spec) = self.st.index.resolve(&argv) else {
                 continue;
             };
@@ -476,6 +473,8 @@ impl Engine {
             ctx.ready_key = Some(key);
             ctx.client.asking = b.asking;
             crate::dispatch::call(&mut ctx, &argv);
+            // A re-run refused before routing (ACL) must not leave ASKING for the next one.
+            ctx.client.asking = false;
             still = ctx.block.take();
         }
         let mut flags = if self.effects.is_empty() {
@@ -637,17 +636,4 @@ fn dedup_keys(keys: Vec<alloc::boxed::Box<[u8]>>) -> Vec<alloc::boxed::Box<[u8]>
         }
     }
     out
-}
-
-/// Whether a write readies the waiters of its keys. Of the stream commands only XADD and
-/// XGROUP DESTROY do in Redis 7.0 (its signalKeyAsReady calls): a waiter re-run after an
-/// XDEL, XTRIM or XSETID would see the stream's last id moved without new entries and be
-/// served an empty list that Redis never sends. Every other write readies its keys (a
-/// re-run that finds nothing keeps its place).
-fn readies_waiters(argv: &[&[u8]]) -> bool {
-    let Some(name) = argv.first() else { return false };
-    if name.len() < 2 || !name[0].eq_ignore_ascii_case(&b'x') {
-        return true;
-    }
-    name.eq_ignore_ascii_case(b"xadd") || (name.eq_ignore_ascii_case(b"xgroup") && argv.get(1).is_some_and(|s| s.eq_ignore_ascii_case(b"destroy")))
 }

@@ -146,7 +146,9 @@ pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.st.touch_watched(0, key);
         // The logged IMPORT names its keys only inside the records, where the engine's
         // readying from effects (by key spec) cannot see them: ready the waiters here.
-        ctx.st.blocking.signal(0, key);
+        if !ctx.st.applying {
+            ctx.st.blocking.signal(0, key);
+        }
         ctx.notify(notify::GENERIC, "restore", key);
     }
     ctx.dirty += n as u64;

@@ -365,6 +365,7 @@ pub fn xadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     fx.extend_from_slice(fields);
     ctx.propagate(&fx);
     ctx.st.touch_watched(db, key);
+    ctx.st.blocking.stream_appended(db as u8, key);
     ctx.notify(notify::STREAM, "xadd", key);
     if trimmed > 0 {
         ctx.notify(notify::STREAM, "xtrim", key);
@@ -704,13 +705,14 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
             Ok(true) => {}
             _ => continue,
         }
+        let appended = serving.is_some() && ctx.st.blocking.was_appended(db as u8, key);
         let s = get(ctx.st, db, key);
         let mut gt = ids[k];
         let (mut sync, mut history) = (false, false);
-        if serving.is_some() {
-            // Served because an XADD readied the key: Redis 7.0 compares the stream's
-            // last id, so an entry its MAXLEN trimmed away at once still ends the wait,
-            // with an empty list.
+        if appended {
+            // Served after an XADD: Redis 7.0 compares the stream's last id, so an entry
+            // that XADD's MAXLEN trimmed away at once still ends the wait, with an empty
+            // list.
             if let Some((gname, _)) = group {
                 gt = s.groups[gname].last_id;
             }

@@ -147,14 +147,14 @@ fn xreadgroup_block_serves_new_entries_to_consumers_in_order() {
 }
 
 #[test]
-fn an_xadd_trimmed_away_at_once_still_ends_the_wait_and_other_stream_writes_do_not() {
-    // XDEL, XTRIM and XSETID move nothing a waiter can read and do not ready the key in
-    // Redis 7.0; the XADD whose MAXLEN 0 trims its own entry does, and the waiters get an
-    // empty list (a plain reader and a group reader alike).
+fn an_xadd_trimmed_away_at_once_still_ends_the_wait_and_other_writes_do_not() {
+    // XDEL, XTRIM, XSETID, EXPIRE and PERSIST give a waiter nothing to read; the XADD
+    // whose MAXLEN 0 trims its own entry away does end the wait, with an empty list (a
+    // plain reader and a group reader alike), as in Redis 7.0.
     let setup: &[&[&str]] = &[&["XADD", "s", "1-1", "f", "v"], &["XGROUP", "CREATE", "s", "g", "$"]];
     let waiters: &[&[&str]] = &[&["XREAD", "BLOCK", "0", "STREAMS", "s", "$"], &["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"]];
-    // Still waiting after those three: the XADD's entry is what they get.
-    same_on_both_after(setup, waiters, &[&["XSETID", "s", "5-0"], &["XDEL", "s", "1-1"], &["XTRIM", "s", "MAXLEN", "0"], &["XADD", "s", "9-1", "f", "w"], &["XINFO", "GROUPS", "s"]]);
+    // Still waiting after those writes: the XADD's entry is what they get.
+    same_on_both_after(setup, waiters, &[&["XSETID", "s", "5-0"], &["XDEL", "s", "1-1"], &["XTRIM", "s", "MAXLEN", "0"], &["EXPIRE", "s", "100"], &["PERSIST", "s"], &["XADD", "s", "9-1", "f", "w"], &["XINFO", "GROUPS", "s"]]);
     same_on_both_after(setup, waiters, &[&["XADD", "s", "MAXLEN", "0", "9-1", "f", "w"], &["XINFO", "GROUPS", "s"]]);
 }
 

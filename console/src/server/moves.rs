@@ -9,8 +9,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use memoria_host::cluster::reshard::{self, Options, Request};
-use memoria_host::cluster::topology::{self, Topology, ranges_text};
+use memoria_host::cluster::reshard::{self, Options, ReshardError, Request};
+use memoria_host::cluster::topology::{Topology, ranges_text};
 use memoria_log::LogHandle;
 
 use super::Shared;
@@ -23,12 +23,17 @@ pub struct Moves {
 }
 
 impl Moves {
+    /// The status, whatever a panicking holder of the lock left (it is plain data).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<MoveStatus>> {
+        self.status.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn status(&self) -> Option<MoveStatus> {
-        self.status.lock().unwrap().clone()
+        self.lock().clone()
     }
 
     fn update(&self, f: impl FnOnce(&mut MoveStatus)) {
-        if let Some(s) = self.status.lock().unwrap().as_mut() {
+        if let Some(s) = self.lock().as_mut() {
             f(s);
         }
     }
@@ -40,9 +45,8 @@ fn log_handle(c: &Shared) -> Result<LogHandle, String> {
 
 /// The slot map and open moves from the cluster log.
 pub async fn topology(api: &LogHandle) -> Result<Topology, String> {
-    match tokio::time::timeout(Duration::from_secs(5), topology::read_all(api, 0, None)).await {
-        Ok(Ok((Some(t), _))) => Ok(t),
-        Ok(Ok((None, _))) => Err("the cluster log is empty: this deployment is not a cluster".into()),
+    match tokio::time::timeout(Duration::from_secs(5), reshard::read(api)).await {
+        Ok(Ok((t, _))) => Ok(t),
         Ok(Err(e)) => Err(format!("cluster log: {e}")),
         Err(_) => Err("cluster log: no answer within 5 s".into()),
     }
@@ -62,6 +66,7 @@ pub async fn in_progress(c: &Shared) -> Result<Vec<Migration>, String> {
                 }
                 _ => "not run by this console: `memoria reshard` is moving it, or it was interrupted (Move with the same slots, or `memoria reshard --resume`, finishes it)".into(),
             };
+            // Between the two entries of the commit: Migrate (logged) and Assign (not yet).
             Migration {
                 slots,
                 from: m.from,
@@ -78,17 +83,17 @@ pub async fn in_progress(c: &Shared) -> Result<Vec<Migration>, String> {
 pub async fn start(c: &Shared, slots: &str, from: u16, to: u16) -> Result<String, String> {
     let req = Request { slots: reshard::parse_slots(slots)?, from, to };
     let api = log_handle(c)?;
-    let t = topology(&api).await?;
-    match t.moving.first() {
-        Some(open) if !(open.slots == req.slots && open.from == from && open.to == to) => {
-            return Err(format!("another migration is in progress (slots {} from shard-{} to shard-{}): finish it first by moving the same slots again", ranges_text(&open.slots), open.from, open.to));
+    // Checked here so a bad request is an error in the page, not a failed background task.
+    match reshard::plan(&topology(&api).await?, Some(req.clone())) {
+        Ok(_) => {}
+        Err(ReshardError::Busy { slots, from, to }) => {
+            return Err(format!("another migration is in progress (slots {slots} from shard-{from} to shard-{to}): finish it first by moving the same slots again"));
         }
-        Some(_) => {}
-        None => reshard::validate(&t, &req).map_err(|e| e.to_string())?,
+        Err(e) => return Err(e.to_string()),
     }
     let text = ranges_text(&req.slots);
     {
-        let mut g = c.moves.status.lock().unwrap();
+        let mut g = c.moves.lock();
         if let Some(s) = g.as_ref().filter(|s| s.running) {
             return Err(format!("this console is still moving slots {} from shard-{} to shard-{}", s.slots, s.from, s.to));
         }
@@ -97,10 +102,16 @@ pub async fn start(c: &Shared, slots: &str, from: u16, to: u16) -> Result<String
     let (user, password) = super::resp::node_auth().map_or((None, None), |(u, p)| (Some(u), Some(p)));
     let opts = Options { user, password, ..Default::default() };
     let c2 = c.clone();
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         let c = c2;
-        let r = reshard::run(&api, Some(req), &opts, |p| c.moves.update(|s| (s.moved, s.retried, s.passes) = (p.moved, p.retried, p.passes)), |_| {}).await;
-        c.moves.update(|s| {
+        reshard::run(&api, Some(req), &opts, |p| c.moves.update(|s| (s.moved, s.retried, s.passes) = (p.moved, p.retried, p.passes)), |_| {}).await.map_err(|e| e.to_string())
+    });
+    // The outcome is recorded whatever happens to the task (a panic too), so the console
+    // never believes a move is still running.
+    let c3 = c.clone();
+    tokio::spawn(async move {
+        let r = task.await.unwrap_or_else(|e| Err(format!("the move's task failed: {e}")));
+        c3.moves.update(|s| {
             s.running = false;
             match r {
                 Ok(mv) => {

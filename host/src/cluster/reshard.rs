@@ -74,7 +74,7 @@ pub enum ReshardError {
 }
 
 /// What the cluster log says: the map (with open moves) and the last id read.
-async fn read(api: &LogHandle) -> Result<(Topology, u64), ReshardError> {
+pub async fn read(api: &LogHandle) -> Result<(Topology, u64), ReshardError> {
     let (topo, last) = topology::read_all(api, 0, None).await?;
     Ok((topo.ok_or(ReshardError::NoCluster)?, last))
 }
@@ -120,6 +120,22 @@ async fn append_unless(api: &LogHandle, e: &ClusterEntry, done: impl Fn(&Topolog
     }
 }
 
+/// The move `req` asks for against the map: (the move, whether it is already open in the
+/// cluster log). None resumes the open one; the same request as the open one resumes it
+/// too (it was interrupted); any other is refused while one is open, or if invalid.
+pub fn plan(topo: &Topology, req: Option<Request>) -> Result<(Move, bool), ReshardError> {
+    match (topo.moving.first(), req) {
+        (Some(open), None) => Ok((open.clone(), true)),
+        (Some(open), Some(r)) if open.slots == r.slots && open.from == r.from && open.to == r.to => Ok((open.clone(), true)),
+        (Some(open), Some(_)) => Err(ReshardError::Busy { slots: ranges_text(&open.slots), from: open.from, to: open.to }),
+        (_, None) => Err(ReshardError::NothingToResume),
+        (_, Some(r)) => {
+            validate(topo, &r)?;
+            Ok((Move { slots: r.slots, from: r.from, to: r.to }, false))
+        }
+    }
+}
+
 /// Starts `req` (or, when None, resumes the open migration) and runs it to its commit.
 /// Returns the move that was completed.
 /// `checkpoint` is called at each step, by name: "started" (the move is in the cluster
@@ -128,21 +144,12 @@ async fn append_unless(api: &LogHandle, e: &ClusterEntry, done: impl Fn(&Topolog
 /// there.
 pub async fn run(api: &LogHandle, req: Option<Request>, opts: &Options, mut progress: impl FnMut(&Progress), mut checkpoint: impl FnMut(&str)) -> Result<Move, ReshardError> {
     let (topo, _) = read(api).await?;
-    let mv = match (topo.moving.first(), req) {
-        // Resuming, or the same request again (it was interrupted): go on with it.
-        (Some(open), None) => open.clone(),
-        (Some(open), Some(r)) if open.slots == r.slots && open.from == r.from && open.to == r.to => open.clone(),
-        (Some(open), Some(_)) => return Err(ReshardError::Busy { slots: ranges_text(&open.slots), from: open.from, to: open.to }),
-        (_, None) => return Err(ReshardError::NothingToResume),
-        (_, Some(r)) => {
-            validate(&topo, &r)?;
-            let mv = Move { slots: r.slots.clone(), from: r.from, to: r.to };
-            let entry = ClusterEntry::Migrate { slots: r.slots, from: r.from, to: r.to };
-            append_unless(api, &entry, |t| t.moving.contains(&mv)).await?;
-            tracing::info!(slots = %ranges_text(&mv.slots), from = mv.from, to = mv.to, "migration started");
-            mv
-        }
-    };
+    let (mv, open) = plan(&topo, req)?;
+    if !open {
+        let entry = ClusterEntry::Migrate { slots: mv.slots.clone(), from: mv.from, to: mv.to };
+        append_unless(api, &entry, |t| t.moving.contains(&mv)).await?;
+        tracing::info!(slots = %ranges_text(&mv.slots), from = mv.from, to = mv.to, "migration started");
+    }
     checkpoint("started");
     let mut mover = Mover::new(api, &mv, opts);
     let mut p = Progress::default();

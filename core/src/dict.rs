@@ -16,17 +16,29 @@ struct Node<V> {
     val: V,
 }
 
+type Bucket<V> = Option<Box<Node<V>>>;
+
+/// Resizes are incremental, as in Redis, so a big keyspace never pauses to rehash: while
+/// `t[1]` (the new table) is non-empty, every insert or remove first moves a few buckets
+/// of `t[0]` (those below `rehash_idx` have moved), and the table swaps when all have.
+/// A key lives in `t[0]` at `hash & mask0` unless that bucket has moved, then in `t[1]`
+/// at `hash & mask1`, so a lookup reads one bucket whatever the state.
 pub struct Dict<V> {
-    buckets: Vec<Option<Box<Node<V>>>>,
+    t: [Vec<Bucket<V>>; 2],
+    rehash_idx: usize,
     len: usize,
     seed: u64,
 }
 
 const MIN_BUCKETS: usize = 4;
+/// Buckets moved per insert or remove while rehashing (Redis moves 1; 2 finishes a
+/// doubling well before the next one is due), and empty ones looked at at most.
+const STEP_BUCKETS: usize = 2;
+const STEP_EMPTY: usize = 20;
 
 impl<V> Dict<V> {
     pub fn new(seed: u64) -> Self {
-        Dict { buckets: Vec::new(), len: 0, seed }
+        Dict { t: [Vec::new(), Vec::new()], rehash_idx: 0, len: 0, seed }
     }
 
     #[inline]
@@ -38,7 +50,12 @@ impl<V> Dict<V> {
         self.len == 0
     }
     pub fn bucket_count(&self) -> usize {
-        self.buckets.len()
+        self.t[0].len() + self.t[1].len()
+    }
+
+    #[inline]
+    pub fn is_rehashing(&self) -> bool {
+        !self.t[1].is_empty()
     }
 
     #[inline]
@@ -46,9 +63,15 @@ impl<V> Dict<V> {
         xxhash_rust::xxh3::xxh3_64_with_seed(key, self.seed)
     }
 
+    /// Where hash `h` lives: (table, bucket). Needs a non-empty `t[0]`.
     #[inline]
-    fn mask(&self) -> u64 {
-        self.buckets.len() as u64 - 1
+    fn slot(&self, h: u64) -> (usize, usize) {
+        let i = (h & (self.t[0].len() as u64 - 1)) as usize;
+        if i < self.rehash_idx && self.is_rehashing() {
+            (1, (h & (self.t[1].len() as u64 - 1)) as usize)
+        } else {
+            (0, i)
+        }
     }
 
     pub fn get(&self, key: &[u8]) -> Option<&V> {
@@ -56,7 +79,8 @@ impl<V> Dict<V> {
             return None;
         }
         let h = self.hash(key);
-        let mut cur = self.buckets[(h & self.mask()) as usize].as_deref();
+        let (t, i) = self.slot(h);
+        let mut cur = self.t[t][i].as_deref();
         while let Some(n) = cur {
             if n.hash == h && &*n.key == key {
                 return Some(&n.val);
@@ -71,8 +95,8 @@ impl<V> Dict<V> {
             return None;
         }
         let h = self.hash(key);
-        let i = (h & self.mask()) as usize;
-        let mut cur = self.buckets[i].as_deref_mut();
+        let (t, i) = self.slot(h);
+        let mut cur = self.t[t][i].as_deref_mut();
         while let Some(n) = cur {
             if n.hash == h && &*n.key == key {
                 return Some(&mut n.val);
@@ -90,7 +114,8 @@ impl<V> Dict<V> {
             return None;
         }
         let h = self.hash(key);
-        let node = self.buckets[(h & self.mask()) as usize].as_deref()?;
+        let (t, i) = self.slot(h);
+        let node = self.t[t][i].as_deref()?;
         // Reading the node pulls its cache line in; the key bytes come next.
         if node.hash == h { Some(&node.val) } else { None }
     }
@@ -110,13 +135,14 @@ impl<V> Dict<V> {
 
     /// Inserts a key known to be absent.
     pub fn insert_new(&mut self, key: Box<[u8]>, val: V) {
-        if self.len >= self.buckets.len() {
-            self.resize((self.buckets.len() * 2).max(MIN_BUCKETS));
+        self.rehash_step();
+        if !self.is_rehashing() && self.len >= self.t[0].len() {
+            self.resize((self.t[0].len() * 2).max(MIN_BUCKETS));
         }
         let h = self.hash(&key);
-        let i = (h & self.mask()) as usize;
-        let next = self.buckets[i].take();
-        self.buckets[i] = Some(Box::new(Node { next, hash: h, key, val }));
+        let (t, i) = self.slot(h);
+        let next = self.t[t][i].take();
+        self.t[t][i] = Some(Box::new(Node { next, hash: h, key, val }));
         self.len += 1;
     }
 
@@ -124,9 +150,10 @@ impl<V> Dict<V> {
         if self.len == 0 {
             return None;
         }
+        self.rehash_step();
         let h = self.hash(key);
-        let i = (h & self.mask()) as usize;
-        let mut link = &mut self.buckets[i];
+        let (t, i) = self.slot(h);
+        let mut link = &mut self.t[t][i];
         loop {
             match link {
                 None => return None,
@@ -144,59 +171,123 @@ impl<V> Dict<V> {
     }
 
     fn maybe_shrink(&mut self) {
-        let b = self.buckets.len();
-        if b > MIN_BUCKETS && self.len * 8 < b {
+        if self.len == 0 {
+            // No nodes are left in either table.
+            self.t = [Vec::new(), Vec::new()];
+            self.rehash_idx = 0;
+            return;
+        }
+        let b = self.t[0].len();
+        if !self.is_rehashing() && b > MIN_BUCKETS && self.len * 8 < b {
             self.resize(self.len.next_power_of_two().max(MIN_BUCKETS));
-        } else if self.len == 0 {
-            self.buckets = Vec::new();
         }
     }
 
-    /// Rehashes everything into `n` buckets. Nodes are relinked, never copied.
+    /// Starts moving everything into `n` buckets (at once when the table is empty).
     fn resize(&mut self, n: usize) {
-        let mut new: Vec<Option<Box<Node<V>>>> = Vec::with_capacity(n);
-        new.resize_with(n, || None);
-        let mask = n as u64 - 1;
-        for b in self.buckets.iter_mut() {
-            let mut cur = b.take();
-            while let Some(mut node) = cur {
-                cur = node.next.take();
-                let i = (node.hash & mask) as usize;
-                node.next = new[i].take();
-                new[i] = Some(node);
-            }
+        if self.is_rehashing() {
+            self.finish_rehash();
         }
-        self.buckets = new;
+        let mut new: Vec<Bucket<V>> = Vec::with_capacity(n);
+        new.resize_with(n, || None);
+        if self.t[0].is_empty() {
+            self.t[0] = new;
+        } else if n != self.t[0].len() {
+            self.t[1] = new;
+            self.rehash_idx = 0;
+        }
+    }
+
+    /// Moves a few buckets of the old table to the new one (nodes are relinked, never
+    /// copied); swaps the tables once all have moved.
+    fn rehash_step(&mut self) {
+        if !self.is_rehashing() {
+            return;
+        }
+        let (mut moved, mut empty) = (0, 0);
+        while moved < STEP_BUCKETS && empty < STEP_EMPTY && self.rehash_idx < self.t[0].len() {
+            if self.move_bucket(self.rehash_idx) {
+                moved += 1;
+            } else {
+                empty += 1;
+            }
+            self.rehash_idx += 1;
+        }
+        if self.rehash_idx >= self.t[0].len() {
+            self.t[0] = mem::take(&mut self.t[1]);
+            self.rehash_idx = 0;
+        }
+    }
+
+    fn finish_rehash(&mut self) {
+        while self.is_rehashing() {
+            self.rehash_step();
+        }
+    }
+
+    /// Relinks the chain of old bucket `i` into the new table; false if it was empty.
+    fn move_bucket(&mut self, i: usize) -> bool {
+        let mask = self.t[1].len() as u64 - 1;
+        let mut cur = self.t[0][i].take();
+        let any = cur.is_some();
+        while let Some(mut node) = cur {
+            cur = node.next.take();
+            let j = (node.hash & mask) as usize;
+            node.next = self.t[1][j].take();
+            self.t[1][j] = Some(node);
+        }
+        any
     }
 
     pub fn clear(&mut self) {
         // Unlink chains iteratively: a recursive drop of a long chain could overflow the stack.
-        for b in self.buckets.iter_mut() {
-            let mut cur = b.take();
-            while let Some(mut node) = cur {
-                cur = node.next.take();
+        for t in self.t.iter_mut() {
+            for b in t.iter_mut() {
+                let mut cur = b.take();
+                while let Some(mut node) = cur {
+                    cur = node.next.take();
+                }
             }
         }
-        self.buckets = Vec::new();
+        self.t = [Vec::new(), Vec::new()];
+        self.rehash_idx = 0;
         self.len = 0;
     }
 
     /// Visits the bucket at `cursor` (and returns the next cursor, 0 when done) using the
-    /// reverse-binary increment, so the walk survives resizes between calls.
+    /// reverse-binary increment, so the walk survives resizes between calls. While
+    /// rehashing, the cursor's bucket of the smaller table and every bucket it expands to
+    /// in the larger one are visited (Redis's dictScan).
     pub fn scan<F: FnMut(&[u8], &V)>(&self, cursor: u64, mut f: F) -> u64 {
-        if self.buckets.is_empty() {
+        if self.t[0].is_empty() {
             return 0;
         }
-        let m = self.mask();
-        let mut cur = self.buckets[(cursor & m) as usize].as_deref();
-        while let Some(n) = cur {
-            f(&n.key, &n.val);
-            cur = n.next.as_deref();
+        let mut visit = |b: &Bucket<V>| {
+            let mut cur = b.as_deref();
+            while let Some(n) = cur {
+                f(&n.key, &n.val);
+                cur = n.next.as_deref();
+            }
+        };
+        let next = |v: u64, m: u64| (v | !m).reverse_bits().wrapping_add(1).reverse_bits();
+        let mut v = cursor;
+        if !self.is_rehashing() {
+            let m = self.t[0].len() as u64 - 1;
+            visit(&self.t[0][(v & m) as usize]);
+            return next(v, m);
         }
-        let mut v = cursor | !m;
-        v = v.reverse_bits();
-        v = v.wrapping_add(1);
-        v.reverse_bits()
+        let (small, large) = if self.t[0].len() <= self.t[1].len() { (&self.t[0], &self.t[1]) } else { (&self.t[1], &self.t[0]) };
+        let (m0, m1) = (small.len() as u64 - 1, large.len() as u64 - 1);
+        visit(&small[(v & m0) as usize]);
+        // The expansions of the cursor's small bucket; the increment past the last of
+        // them is the next cursor of the small table too.
+        loop {
+            visit(&large[(v & m1) as usize]);
+            v = next(v, m1);
+            if v & (m0 ^ m1) == 0 {
+                return v;
+            }
+        }
     }
 
     /// A uniformly chosen bucket, then a uniformly chosen element of its chain (as Redis).
@@ -204,26 +295,30 @@ impl<V> Dict<V> {
         if self.len == 0 {
             return None;
         }
-        let n = self.buckets.len() as u64;
-        let mut idx = rng.below(n) as usize;
+        // Buckets of both tables in a row, skipping the old table's moved (empty) ones.
+        let n0 = self.t[0].len();
+        let lo = if self.is_rehashing() { self.rehash_idx } else { 0 };
+        let total = n0 + self.t[1].len();
+        let bucket = |i: usize| if i < n0 { &self.t[0][i] } else { &self.t[1][i - n0] };
+        let mut idx = lo + rng.below((total - lo) as u64) as usize;
         for _ in 0..100 {
-            if self.buckets[idx].is_some() {
+            if bucket(idx).is_some() {
                 break;
             }
-            idx = rng.below(n) as usize;
+            idx = lo + rng.below((total - lo) as u64) as usize;
         }
         // Fill factor is kept >= 1/8, so the loop above almost always succeeded; otherwise walk.
-        while self.buckets[idx].is_none() {
-            idx = (idx + 1) % self.buckets.len();
+        while bucket(idx).is_none() {
+            idx = if idx + 1 >= total { lo } else { idx + 1 };
         }
         let mut chain = 0u64;
-        let mut cur = self.buckets[idx].as_deref();
+        let mut cur = bucket(idx).as_deref();
         while let Some(node) = cur {
             chain += 1;
             cur = node.next.as_deref();
         }
         let mut pick = rng.below(chain);
-        let mut cur = self.buckets[idx].as_deref();
+        let mut cur = bucket(idx).as_deref();
         while let Some(node) = cur {
             if pick == 0 {
                 return Some((&node.key, &node.val));
@@ -235,12 +330,12 @@ impl<V> Dict<V> {
     }
 
     pub fn iter(&self) -> Iter<'_, V> {
-        Iter { buckets: &self.buckets, idx: 0, cur: None }
+        Iter { tables: [&self.t[0], &self.t[1]], table: 0, idx: 0, cur: None }
     }
 
     /// Visits every entry mutably.
     pub fn for_each_mut<F: FnMut(&[u8], &mut V)>(&mut self, mut f: F) {
-        for b in self.buckets.iter_mut() {
+        for b in self.t.iter_mut().flat_map(|t| t.iter_mut()) {
             let mut cur = b.as_deref_mut();
             while let Some(n) = cur {
                 f(&n.key, &mut n.val);
@@ -257,7 +352,8 @@ impl<V> Drop for Dict<V> {
 }
 
 pub struct Iter<'a, V> {
-    buckets: &'a [Option<Box<Node<V>>>],
+    tables: [&'a [Bucket<V>]; 2],
+    table: usize,
     idx: usize,
     cur: Option<&'a Node<V>>,
 }
@@ -270,10 +366,14 @@ impl<'a, V> Iterator for Iter<'a, V> {
                 self.cur = n.next.as_deref();
                 return Some((&n.key, &n.val));
             }
-            if self.idx >= self.buckets.len() {
-                return None;
+            if self.idx >= self.tables[self.table].len() {
+                if self.table == 1 {
+                    return None;
+                }
+                (self.table, self.idx) = (1, 0);
+                continue;
             }
-            self.cur = self.buckets[self.idx].as_deref();
+            self.cur = self.tables[self.table][self.idx].as_deref();
             self.idx += 1;
         }
     }
@@ -298,8 +398,80 @@ mod tests {
             assert!(d.remove(format!("k{i}").as_bytes()).is_some());
         }
         assert_eq!(d.len(), 10);
+        // A shrink may still be moving buckets; a few more writes finish it.
+        for n in 0.. {
+            if !d.is_rehashing() {
+                break;
+            }
+            assert!(n < 100, "the rehash never finished");
+            d.insert(b"x", 0);
+            d.remove(b"x");
+        }
         assert!(d.bucket_count() <= 16);
         assert_eq!(d.iter().count(), 10);
+    }
+
+    /// Against a BTreeMap model: random inserts, removes and lookups over growing and
+    /// shrinking key sets, many of them while a rehash is under way.
+    #[test]
+    fn incremental_rehash_keeps_every_key_findable() {
+        use alloc::collections::BTreeMap;
+        let mut d: Dict<u64> = Dict::new(3);
+        let mut model = BTreeMap::new();
+        let mut rng = Rng::new(11);
+        let (mut checked_mid_rehash, mut rehashes) = (0, 0);
+        for round in 0..6u64 {
+            // Grow to ~20k keys, then shrink to a few hundred.
+            let (space, ops) = if round % 2 == 0 { (20_000, 60_000) } else { (400, 60_000) };
+            for _ in 0..ops {
+                let was = d.is_rehashing();
+                let k = format!("k{}", rng.below(if round % 2 == 0 { space } else { 20_000 }));
+                match rng.below(4) {
+                    0 | 1 if round % 2 == 0 || rng.below(20_000) < space => {
+                        let v = rng.next_u64();
+                        assert_eq!(d.insert(k.as_bytes(), v), model.insert(k.clone(), v));
+                    }
+                    0 | 1 | 2 => assert_eq!(d.remove(k.as_bytes()).map(|(_, v)| v), model.remove(&k)),
+                    _ => {
+                        assert_eq!(d.get(k.as_bytes()), model.get(&k));
+                        if d.is_rehashing() {
+                            checked_mid_rehash += 1;
+                        }
+                    }
+                }
+                rehashes += usize::from(!was && d.is_rehashing());
+                assert_eq!(d.len(), model.len());
+            }
+            assert_eq!(d.iter().count(), model.len());
+            let mut seen = BTreeSet::new();
+            let mut cursor = 0;
+            loop {
+                cursor = d.scan(cursor, |k, _| {
+                    seen.insert(k.to_vec());
+                });
+                if cursor == 0 {
+                    break;
+                }
+            }
+            assert_eq!(seen.len(), model.len(), "round {round}: a full scan sees every key once");
+        }
+        assert!(rehashes >= 10 && checked_mid_rehash > 1000, "rehashes {rehashes}, lookups mid-rehash {checked_mid_rehash}");
+    }
+
+    /// A full SCAN from cursor 0 with `write(d, step)` between calls; every key seen.
+    fn scan_with_writes(d: &mut Dict<()>, mut write: impl FnMut(&mut Dict<()>, u32)) -> BTreeSet<Vec<u8>> {
+        let mut seen = BTreeSet::new();
+        let (mut cursor, mut step) = (0, 0u32);
+        loop {
+            cursor = d.scan(cursor, |k, _| {
+                seen.insert(k.to_vec());
+            });
+            step += 1;
+            write(d, step);
+            if cursor == 0 {
+                return seen;
+            }
+        }
     }
 
     #[test]
@@ -308,15 +480,8 @@ mod tests {
         for i in 0..500 {
             d.insert(format!("a{i}").as_bytes(), ());
         }
-        let mut seen = BTreeSet::new();
-        let mut cursor = 0;
-        let mut step = 0;
-        loop {
-            cursor = d.scan(cursor, |k, _| {
-                seen.insert(k.to_vec());
-            });
-            step += 1;
-            // Grow, then shrink, in the middle of the iteration.
+        // Grow, then shrink, in the middle of the iteration.
+        let seen = scan_with_writes(&mut d, |d, step| {
             if step == 20 {
                 for i in 0..5000 {
                     d.insert(format!("b{i}").as_bytes(), ());
@@ -327,11 +492,34 @@ mod tests {
                     d.remove(format!("b{i}").as_bytes());
                 }
             }
-            if cursor == 0 {
-                break;
-            }
-        }
+        });
         for i in 0..500 {
+            assert!(seen.contains(format!("a{i}").as_bytes()), "missed a{i}");
+        }
+    }
+
+    #[test]
+    fn scan_survives_an_incremental_rehash_in_progress() {
+        let mut d: Dict<()> = Dict::new(5);
+        for i in 0..2000 {
+            d.insert(format!("a{i}").as_bytes(), ());
+        }
+        // A few writes between calls start rehashes (growing, then shrinking) and move a
+        // few buckets each, so most calls see two tables.
+        let seen = scan_with_writes(&mut d, |d, step| {
+            if (10..40).contains(&step) {
+                for i in 0..200 {
+                    d.insert(format!("b{step}-{i}").as_bytes(), ());
+                }
+            }
+            if (200..230).contains(&step) {
+                for i in 0..200 {
+                    d.remove(format!("b{}-{i}", step - 190).as_bytes());
+                }
+            }
+        });
+        for i in 0..2000 {
+            assert!(d.get(format!("a{i}").as_bytes()).is_some(), "lost a{i}");
             assert!(seen.contains(format!("a{i}").as_bytes()), "missed a{i}");
         }
     }

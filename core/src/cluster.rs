@@ -7,10 +7,12 @@
 //!   shard owns every slot, the single-shard shape);
 //! - `cluster_node:host:port role offset [shard]`, one line per node, the primary first;
 //! - `cluster_migrating:<slots> host:port` / `cluster_importing:<slots> host:port`: slots
-//!   this shard is moving out to / taking in from that node (Redis's MIGRATING/IMPORTING).
+//!   this shard is moving out to / taking in from that node (Redis's MIGRATING/IMPORTING);
+//!   `?` for the node while that shard has no known primary.
 //!
 //! They are parsed once per REC_ROLE into a [`ClusterMap`], so routing a command costs a
 //! CRC16 per key and one table lookup.
+
 
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -60,6 +62,11 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc16(key) & (SLOTS - 1)
 }
 
+/// The address in `cluster_migrating`/`cluster_importing` while the other side's shard
+/// has no known primary (an election): the source answers -TRYAGAIN for keys it does not
+/// hold instead of -ASK.
+pub const UNKNOWN_NODE: &str = "?";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     pub host: String,
@@ -85,6 +92,7 @@ pub struct ClusterMap {
     pub owner: Vec<u16>,
     pub nodes: Vec<Node>,
     /// Slots being moved out of this shard, and the node they go to.
+    /// Slots moving out, to the target's primary (`UNKNOWN_NODE` while it has none).
     pub migrating: BTreeMap<u16, String>,
     /// Slots being moved into this shard, and the node they come from.
     pub importing: BTreeMap<u16, String>,
@@ -316,6 +324,11 @@ pub fn route(ctx: &Ctx<'_>, cmd: &CommandSpec, argv: &[&[u8]], asking: bool) -> 
         {
             if existing_keys > 0 {
                 return Some("TRYAGAIN Multiple keys request during rehashing of slot".into());
+            }
+            if to == UNKNOWN_NODE {
+                // Never create the key here: it may already be at the target, and the
+                // commit would lose what was written here.
+                return Some(format!("TRYAGAIN Slot {slot} is migrating and its target is electing a primary"));
             }
             return Some(format!("ASK {slot} {to}"));
         }

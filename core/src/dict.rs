@@ -524,3 +524,47 @@ mod tests {
         }
     }
 }
+#[cfg(test)]
+mod fuzz_scan {
+    use super::*;
+    use alloc::collections::BTreeSet;
+    use alloc::format;
+    use alloc::vec::Vec;
+    #[test]
+    fn random_writes_between_scan_calls() {
+        for seed in 0..300u64 {
+            let mut rng = Rng::new(seed);
+            let mut d: Dict<()> = Dict::new(seed);
+            let base = 50 + rng.below(3000);
+            for i in 0..base {
+                d.insert(format!("a{i}").as_bytes(), ());
+            }
+            let mut extra: Vec<u64> = Vec::new();
+            let mut next_extra = 0u64;
+            let mut seen = BTreeSet::new();
+            let mut cursor = 0;
+            let mut calls = 0;
+            loop {
+                cursor = d.scan(cursor, |k, _| { seen.insert(k.to_vec()); });
+                calls += 1;
+                let n = rng.below(60);
+                let grow = rng.below(3) != 0 && calls < 400;
+                for _ in 0..n {
+                    if grow || extra.is_empty() {
+                        d.insert(format!("b{next_extra}").as_bytes(), ());
+                        extra.push(next_extra);
+                        next_extra += 1;
+                    } else {
+                        let j = rng.below(extra.len() as u64) as usize;
+                        let k = extra.swap_remove(j);
+                        d.remove(format!("b{k}").as_bytes());
+                    }
+                }
+                if cursor == 0 { break; }
+            }
+            for i in 0..base {
+                assert!(seen.contains(format!("a{i}").as_bytes()), "seed {seed}: missed a{i} after {calls} calls");
+            }
+        }
+    }
+}

@@ -100,6 +100,13 @@ fn migrating_and_importing_slots() {
     ck(&mut h, "SET {b}2 x", err("ASK 3300 127.0.0.1:7001"));
     ck(&mut h, "MGET {b}1 {b}2", err("TRYAGAIN Multiple keys request during rehashing of slot"));
     assert!(bulk_text(&h.c("CLUSTER NODES")).contains("[3300->-"));
+    // While the target shard elects a primary the slot is still migrating: a key not
+    // held here is never created here (it may be at the target already).
+    role(&mut h, &format!("{TWO}cluster_migrating:3300 ?\n"));
+    ck(&mut h, "SET {b}2 x", err("TRYAGAIN Slot 3300 is migrating and its target is electing a primary"));
+    ck(&mut h, "GET {b}2", err("TRYAGAIN Slot 3300 is migrating and its target is electing a primary"));
+    ck(&mut h, "GET {b}1", bulk("here"));
+    role(&mut h, &format!("{TWO}cluster_migrating:3300 127.0.0.1:7001\n"));
 
     // Target: shard 1 importing 3300 from 7000, which still owns it.
     let mut t = H::new();

@@ -88,21 +88,18 @@ impl Shared {
         for s in 0..g.topo.shards {
             t.push_str(&format!("cluster_slots:{s} {}\n", g.topo.ranges_text(s)));
         }
-        // Slots moving out (-ASK to the target's primary) or in (served after ASKING). A
-        // side whose primary is not known yet gets no fact: the source then refuses
-        // MIGRATION EXPORT, and the coordinator waits.
-        let primary = |s: u16| g.views.get(s as usize).and_then(|v| v.primary.as_ref()).map(|p| p.0.clone());
+        // Slots moving out (-ASK to the target's primary) or in (served after ASKING). The
+        // facts hold while the other side has no known primary (an election), with `?`
+        // for it: a source that forgot the move would create keys of those slots that may
+        // already be at the target, and the commit would lose them (it answers -TRYAGAIN).
+        let primary = |s: u16| g.views.get(s as usize).and_then(|v| v.primary.as_ref()).map_or_else(|| memoria_core::cluster::UNKNOWN_NODE.to_string(), |p| p.0.clone());
         for m in &g.topo.moving {
             let slots = super::topology::ranges_text(&m.slots);
-            if m.from == myshard
-                && let Some(to) = primary(m.to)
-            {
-                t.push_str(&format!("cluster_migrating:{slots} {to}\n"));
+            if m.from == myshard {
+                t.push_str(&format!("cluster_migrating:{slots} {}\n", primary(m.to)));
             }
-            if m.to == myshard
-                && let Some(from) = primary(m.from)
-            {
-                t.push_str(&format!("cluster_importing:{slots} {from}\n"));
+            if m.to == myshard {
+                t.push_str(&format!("cluster_importing:{slots} {}\n", primary(m.from)));
             }
         }
         for (s, v) in g.views.iter().enumerate() {
@@ -141,5 +138,24 @@ pub async fn follow(api: LogHandle, mut after: u64, shared: Arc<Shared>) {
                 tokio::time::sleep(Duration::from_millis(500)).await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::topology::{ClusterEntry, Topology};
+
+    /// A source keeps knowing its slots are moving while the target shard elects a
+    /// primary (`?` for it), so it never creates keys the commit would lose.
+    #[test]
+    fn moving_slots_stay_moving_while_the_other_side_has_no_primary() {
+        let mut t = Some(Topology::even(2));
+        Topology::apply(&mut t, &ClusterEntry::Migrate { slots: vec![(0, 9)], from: 0, to: 1 });
+        let s = Shared::new(t.unwrap());
+        assert!(s.facts(0).contains("cluster_migrating:0-9 ?\n"), "{}", s.facts(0));
+        assert!(s.facts(1).contains("cluster_importing:0-9 ?\n"), "{}", s.facts(1));
+        s.publish(1, ShardView { primary: Some(("127.0.0.1:7001".into(), 0)), replicas: Vec::new() });
+        assert!(s.facts(0).contains("cluster_migrating:0-9 127.0.0.1:7001\n"), "{}", s.facts(0));
     }
 }

@@ -13,7 +13,6 @@
 //! They are parsed once per REC_ROLE into a [`ClusterMap`], so routing a command costs a
 //! CRC16 per key and one table lookup.
 
-
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
@@ -91,8 +90,8 @@ pub struct ClusterMap {
     /// Owner shard per slot (`UNOWNED` when none).
     pub owner: Vec<u16>,
     pub nodes: Vec<Node>,
-    /// Slots being moved out of this shard, and the node they go to.
-    /// Slots moving out, to the target's primary (`UNKNOWN_NODE` while it has none).
+    /// Slots being moved out of this shard, and the node they go to (the target's
+    /// primary, `UNKNOWN_NODE` while it has none).
     pub migrating: BTreeMap<u16, String>,
     /// Slots being moved into this shard, and the node they come from.
     pub importing: BTreeMap<u16, String>,

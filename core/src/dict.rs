@@ -183,11 +183,10 @@ impl<V> Dict<V> {
         }
     }
 
-    /// Starts moving everything into `n` buckets (at once when the table is empty).
+    /// Starts moving everything into `n` buckets (at once when the table is empty). Only
+    /// called between rehashes.
     fn resize(&mut self, n: usize) {
-        if self.is_rehashing() {
-            self.finish_rehash();
-        }
+        debug_assert!(!self.is_rehashing());
         let mut new: Vec<Bucket<V>> = Vec::with_capacity(n);
         new.resize_with(n, || None);
         if self.t[0].is_empty() {
@@ -216,12 +215,6 @@ impl<V> Dict<V> {
         if self.rehash_idx >= self.t[0].len() {
             self.t[0] = mem::take(&mut self.t[1]);
             self.rehash_idx = 0;
-        }
-    }
-
-    fn finish_rehash(&mut self) {
-        while self.is_rehashing() {
-            self.rehash_step();
         }
     }
 
@@ -443,23 +436,14 @@ mod tests {
                 assert_eq!(d.len(), model.len());
             }
             assert_eq!(d.iter().count(), model.len());
-            let mut seen = BTreeSet::new();
-            let mut cursor = 0;
-            loop {
-                cursor = d.scan(cursor, |k, _| {
-                    seen.insert(k.to_vec());
-                });
-                if cursor == 0 {
-                    break;
-                }
-            }
+            let seen = scan_with_writes(&mut d, |_, _| {});
             assert_eq!(seen.len(), model.len(), "round {round}: a full scan sees every key once");
         }
         assert!(rehashes >= 10 && checked_mid_rehash > 1000, "rehashes {rehashes}, lookups mid-rehash {checked_mid_rehash}");
     }
 
     /// A full SCAN from cursor 0 with `write(d, step)` between calls; every key seen.
-    fn scan_with_writes(d: &mut Dict<()>, mut write: impl FnMut(&mut Dict<()>, u32)) -> BTreeSet<Vec<u8>> {
+    fn scan_with_writes<V>(d: &mut Dict<V>, mut write: impl FnMut(&mut Dict<V>, u32)) -> BTreeSet<Vec<u8>> {
         let mut seen = BTreeSet::new();
         let (mut cursor, mut step) = (0, 0u32);
         loop {
@@ -537,14 +521,11 @@ mod tests {
             }
             let mut extra: Vec<u64> = Vec::new();
             let mut next_extra = 0u64;
-            let mut seen = BTreeSet::new();
-            let mut cursor = 0;
             let mut calls = 0;
-            loop {
-                cursor = d.scan(cursor, |k, _| { seen.insert(k.to_vec()); });
-                calls += 1;
+            let seen = scan_with_writes(&mut d, |d, step| {
+                calls = step;
                 let n = rng.below(60);
-                let grow = rng.below(3) != 0 && calls < 400;
+                let grow = rng.below(3) != 0 && step < 400;
                 for _ in 0..n {
                     if grow || extra.is_empty() {
                         d.insert(format!("b{next_extra}").as_bytes(), ());
@@ -556,8 +537,7 @@ mod tests {
                         d.remove(format!("b{k}").as_bytes());
                     }
                 }
-                if cursor == 0 { break; }
-            }
+            });
             for i in 0..base {
                 assert!(seen.contains(format!("a{i}").as_bytes()), "seed {seed}: missed a{i} after {calls} calls");
             }

@@ -48,7 +48,7 @@ pub const KEYWORDS: &[&str] = &[
     "allkeys-random", "volatile-ttl", "volatile-lru", "allkeys-lfu", "noeviction", "hash-max-listpack-entries",
     "hash-max-listpack-value", "set-max-intset-entries", "zset-max-listpack-entries", "zset-max-listpack-value",
     "list-max-listpack-size", "stream-node-max-entries", "stream-node-max-bytes", "notify-keyspace-events", "KEA", "Ex", "AKE",
-    "maxmemory-samples", "hll-sparse-max-bytes", "lfu-log-factor", "*", "h?llo", "[a-c]*", "\\", "k*", "2", "3", "RESP3", "AUTH",
+    "maxmemory-samples", "hll-sparse-max-bytes", "lfu-log-factor", "maxclients", "timeout", "client-output-buffer-limit", "*", "h?llo", "[a-c]*", "\\", "k*", "2", "3", "RESP3", "AUTH",
     "default", "ch1", "ch*", "__keyspace@0__:*", "string", "hash", "list", "set", "zset", "stream", "ALL", "WITHVALUES", "IDX",
     // SORT / SORT_RO
     "BY", "ALPHA", "ASC", "DESC", "STORE", "nosort", "#", "w_*", "h*->f1", "*->f2", "k:*",
@@ -160,6 +160,14 @@ impl<'a> Arbitrary<'a> for Steps {
     }
 }
 
+/// A REC_CONFIG payload: one `name value` line for each of `config::HOST_PARAMS`, in order.
+fn check_host_config(payload: &[u8]) {
+    let text = std::str::from_utf8(payload).expect("config record is UTF-8");
+    let names: Vec<&str> = text.lines().map(|l| l.split_once(' ').map_or(l, |(n, _)| n)).collect();
+    assert_eq!(names, memoria_core::config::HOST_PARAMS, "config record names: {text:?}");
+    assert!(text.ends_with('\n'), "config record ends with a newline: {text:?}");
+}
+
 /// Command names from the table, subcommands as two words, with the total arity of each.
 pub fn commands() -> &'static [(Vec<&'static str>, i32)] {
     static C: OnceLock<Vec<(Vec<&'static str>, i32)>> = OnceLock::new();
@@ -266,9 +274,15 @@ impl Run {
         let mut answers = 0;
         for rec in OutputReader::new(out) {
             len += 18 + rec.reply.len() + rec.effects.len();
-            let extra = matches!(rec.kind, batch::REC_PUSH | batch::REC_UNBLOCKED);
+            let extra = matches!(rec.kind, batch::REC_PUSH | batch::REC_UNBLOCKED | batch::REC_CONFIG);
             if !extra {
                 answers += 1;
+            }
+            if rec.kind == batch::REC_CONFIG {
+                // Not a reply: the host parameters' current values after a CONFIG SET.
+                check_host_config(rec.reply);
+                assert!(rec.effects.is_empty(), "effects on a config record");
+                continue;
             }
             if rec.kind == batch::REC_PUSH {
                 assert!(!rec.reply.is_empty(), "empty push record");

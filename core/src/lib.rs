@@ -27,7 +27,7 @@ pub mod snapshot;
 pub mod stream;
 pub mod table;
 pub mod util;
-pub mod zskiplist;
+pub mod zranktree;
 
 // Command families, one file each (like Redis's t_*.c).
 pub mod cluster;

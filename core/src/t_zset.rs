@@ -2,8 +2,9 @@
 //! - "listpack": one packed byte buffer of (member, score) entries in (score, member) order,
 //!   for sets of at most `zset-max-listpack-entries` members no longer than
 //!   `zset-max-listpack-value` bytes; linear scans, like Redis's listpack.
-//! - "skiplist": a member → score `Dict` plus the `SkipList` ordered by (score, member),
-//!   for O(log n) inserts, deletes, ranks and range starts.
+//! - "skiplist" (Redis's name, kept for OBJECT ENCODING): a member → score `Dict` plus a
+//!   `RankTree` (a counted B+tree, not a skiplist: fewer cache misses per descent) ordered
+//!   by (score, member), for O(log n) inserts, deletes, ranks and range starts.
 //!
 //! Every read by rank/score/lex goes through one `View`: a partition point (how many
 //! elements come before a bound) and a walk over a rank range, so both encodings share the
@@ -20,7 +21,7 @@ use crate::engine::State;
 use crate::object::Value;
 use crate::t_string::WRONGTYPE;
 use crate::util::{eq_ic, parse_i64};
-use crate::zskiplist::{NIL, SkipList, cmp_entry};
+use crate::zranktree::{NIL, RankTree, cmp_entry};
 
 // ---------------------------------------------------------------- listpack encoding
 
@@ -185,12 +186,12 @@ impl Listpack {
 
 pub struct ZSkip {
     pub dict: Dict<f64>,
-    pub sl: SkipList,
+    pub sl: RankTree,
 }
 
 impl ZSkip {
     fn new(seed: u64) -> Self {
-        ZSkip { dict: Dict::new(seed), sl: SkipList::new(seed) }
+        ZSkip { dict: Dict::new(seed), sl: RankTree::new() }
     }
     fn insert_new(&mut self, member: &[u8], score: f64) {
         self.sl.insert(member, score);
@@ -355,7 +356,7 @@ impl ZsetValue {
             return AddOut::Nan;
         }
         if let ZsetValue::Skiplist(z) = self {
-            // One dict lookup; the skiplist node is moved, not freed and made again.
+            // One dict lookup; the member's bytes move to their new place, not re-allocated.
             if let Some(cur) = z.dict.get_mut(member) {
                 let s = match new_score(*cur, score, f) {
                     Ok(s) => s,
@@ -496,7 +497,7 @@ impl ZsetValue {
 /// An ordered read view of either encoding.
 pub enum View<'a> {
     Lp(Vec<(&'a [u8], f64)>),
-    Sl(&'a SkipList),
+    Sl(&'a RankTree),
 }
 
 impl<'a> View<'a> {
@@ -696,9 +697,28 @@ impl LexRange {
 /// first element >= min forward while <= max, or from the last element <= max backward
 /// while >= min when `rev`), which matters when the range spans different scores: BYLEX
 /// is only defined for members of one score, and Redis's answer otherwise follows its
-/// walk. A skiplist uses the descent (partition points), as Redis's zslFirstInLexRange.
+/// walk. The tree uses its descent (partition points) when all scores are equal; with
+/// mixed scores it is scanned like a listpack (O(n)), so both encodings agree.
 fn lex_bounds(r: &LexRange, v: &View<'_>, rev: bool) -> (usize, usize) {
-    let View::Lp(items) = v else { return r.bounds(v) };
+    let walked: Vec<(&[u8], f64)>;
+    let items = match v {
+        View::Lp(items) => items,
+        View::Sl(t) => {
+            if t.is_empty() || t.get(t.first()).1 == t.get(t.last()).1 {
+                return r.bounds(v);
+            }
+            walked = {
+                let mut all = Vec::with_capacity(t.len());
+                let mut h = t.first();
+                while h != NIL {
+                    all.push(t.get(h));
+                    h = t.next(h);
+                }
+                all
+            };
+            &walked
+        }
+    };
     let n = items.len();
     if r.empty() || n == 0 || !r.gte_min(items[n - 1].0) || !r.lte_max(items[0].0) {
         return (0, 0);

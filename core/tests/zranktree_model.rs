@@ -1,10 +1,11 @@
-//! The skiplist against a BTreeMap model: random inserts, deletes and rank-range deletes,
+//! The rank tree against a BTreeMap model: random inserts, deletes and rank-range deletes,
 //! then ranks, rank lookups and score/lex ranges must agree with the model, and every
-//! structural invariant (spans, backward links, order) must hold.
+//! structural invariant (counts, exact separators, fill, leaf links, order) must hold. Small
+//! node capacities grow deep trees from a few hundred elements.
 
 use std::collections::BTreeMap;
 
-use memoria_core::zskiplist::{NIL, SkipList};
+use memoria_core::zranktree::{NIL, RankTree};
 use proptest::prelude::*;
 
 /// (score, member) with a total order (scores are never NaN here).
@@ -25,7 +26,7 @@ impl Ord for K {
 #[derive(Debug, Clone)]
 enum Op {
     Insert(u8, i8),
-    /// A present member moves to a new score in its node (ZADD's update); absent: inserted.
+    /// A present member moves to a new score (ZADD's update); absent: inserted.
     Update(u8, i8),
     Remove(u8),
     RemoveRanks(u8, u8),
@@ -52,8 +53,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
-    fn skiplist_matches_model(ops in prop::collection::vec(op(), 1..400), seed in any::<u64>()) {
-        let mut sl = SkipList::new(seed);
+    fn tree_matches_model(ops in prop::collection::vec(op(), 1..400), cap in 8usize..=32) {
+        let mut sl = RankTree::with_node_capacity(cap);
         // member → score, plus the ordered view.
         let mut scores: BTreeMap<Vec<u8>, f64> = BTreeMap::new();
         let mut order: BTreeMap<K, ()> = BTreeMap::new();
@@ -147,8 +148,8 @@ proptest! {
     /// Lex ranges: with one score for every member (BYLEX's precondition) the order is the
     /// members' byte order, and partition points by member bound give the model's counts.
     #[test]
-    fn lex_ranges_match_model(members in prop::collection::btree_set(prop::collection::vec(97u8..101, 0..4), 0..120), bounds in prop::collection::vec(prop::collection::vec(97u8..101, 0..4), 1..10), seed in any::<u64>()) {
-        let mut sl = SkipList::new(seed);
+    fn lex_ranges_match_model(members in prop::collection::btree_set(prop::collection::vec(97u8..101, 0..4), 0..120), bounds in prop::collection::vec(prop::collection::vec(97u8..101, 0..4), 1..10), cap in 8usize..=32) {
+        let mut sl = RankTree::with_node_capacity(cap);
         for m in &members {
             sl.insert(m, 0.0);
         }

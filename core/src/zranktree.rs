@@ -40,6 +40,20 @@ pub fn cmp_entry(s1: f64, m1: &[u8], s2: f64, m2: &[u8]) -> Ordering {
     }
 }
 
+/// The first index in `lo..hi` where `pred` is false (`pred` true for a prefix), or `hi`.
+#[inline]
+fn first_false(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> usize {
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Slots at and past `len` hold empty boxes (no allocation).
 struct Leaf {
     scores: [f64; B],
@@ -66,16 +80,7 @@ impl Leaf {
     /// Elements strictly before (score, member).
     #[inline]
     fn lower_bound(&self, score: f64, member: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.len);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if cmp_entry(self.scores[mid], &self.members[mid], score, member) == Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        first_false(0, self.len, |i| cmp_entry(self.scores[i], &self.members[i], score, member) == Ordering::Less)
     }
     fn insert_at(&mut self, at: usize, score: f64, member: Box<[u8]>) {
         let n = self.len;
@@ -102,16 +107,7 @@ impl Inner {
     /// The child that holds (score, member) or would: the last whose separator is ≤ it.
     #[inline]
     fn route(&self, score: f64, member: &[u8]) -> usize {
-        let (mut lo, mut hi) = (1, self.len);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if cmp_entry(self.sep_scores[mid], &self.sep_members[mid], score, member) != Ordering::Greater {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo - 1
+        first_false(1, self.len, |i| cmp_entry(self.sep_scores[i], &self.sep_members[i], score, member) != Ordering::Greater) - 1
     }
     fn insert_at(&mut self, at: usize, sep: (f64, Box<[u8]>), child: u32, count: u32) {
         let n = self.len;
@@ -322,16 +318,20 @@ impl RankTree {
 
     /// Inserts an element known to be absent.
     pub fn insert(&mut self, member: &[u8], score: f64) {
+        self.insert_owned(member.into(), score);
+    }
+
+    fn insert_owned(&mut self, member: Box<[u8]>, score: f64) {
         if self.root == NIL {
             let id = self.new_leaf();
-            self.leaves[id as usize].insert_at(0, score, member.into());
+            self.leaves[id as usize].insert_at(0, score, member);
             (self.root, self.height, self.first, self.last, self.len) = (id, 0, id, id, 1);
             return;
         }
         let mut path = Path::new();
-        let leaf = self.descend(score, member, &mut path);
-        let at = self.leaves[leaf as usize].lower_bound(score, member);
-        self.insert_in_leaf(leaf, at, score, member.into(), &path);
+        let leaf = self.descend(score, &member, &mut path);
+        let at = self.leaves[leaf as usize].lower_bound(score, &member);
+        self.insert_in_leaf(leaf, at, score, member, &path);
     }
 
     fn insert_in_leaf(&mut self, leaf: u32, at: usize, score: f64, member: Box<[u8]>, path: &Path) {
@@ -619,19 +619,17 @@ impl RankTree {
     /// False if (cur, member) is absent.
     pub fn update_score(&mut self, member: &[u8], cur: f64, new: f64) -> bool {
         let Some((leaf, at, path)) = self.find(member, cur) else { return false };
-        let is_first = leaf == self.first;
+        let (is_first, is_last) = (leaf == self.first, leaf == self.last);
         let l = &mut self.leaves[leaf as usize];
         // Slot 0 of any leaf but the first is also a separator: not changed in place.
         let after_prev = if at == 0 { is_first } else { l.scores[at - 1] < new };
-        if after_prev && at + 1 < l.len && l.scores[at + 1] > new {
+        let before_next = if at + 1 < l.len { l.scores[at + 1] > new } else { is_last };
+        if after_prev && before_next {
             l.scores[at] = new;
             return true;
         }
         let (m, _) = self.remove_in_leaf(leaf, at, &path);
-        let mut path = Path::new();
-        let leaf = self.descend(new, &m, &mut path);
-        let at = self.leaves[leaf as usize].lower_bound(new, &m);
-        self.insert_in_leaf(leaf, at, new, m, &path);
+        self.insert_owned(m, new);
         true
     }
 
@@ -645,30 +643,12 @@ impl RankTree {
         let mut rank = 0usize;
         for _ in 0..self.height {
             let n = &self.inners[x as usize];
-            let (mut lo, mut hi) = (1, n.len);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if before(n.sep_scores[mid], &n.sep_members[mid]) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            let j = lo - 1;
+            let j = first_false(1, n.len, |i| before(n.sep_scores[i], &n.sep_members[i])) - 1;
             rank += n.counts[..j].iter().map(|&c| c as usize).sum::<usize>();
             x = n.children[j];
         }
         let l = &self.leaves[x as usize];
-        let (mut lo, mut hi) = (0, l.len);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if before(l.scores[mid], &l.members[mid]) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        rank + lo
+        rank + first_false(0, l.len, |i| before(l.scores[i], &l.members[i]))
     }
 
     /// The element at 0-based `rank`, or NIL when out of range.
@@ -810,6 +790,24 @@ mod tests {
 
     fn member(i: u64) -> Vec<u8> {
         format!("m{i:06}").into_bytes()
+    }
+
+    /// A lone element moves to any score (removing it empties the tree before it goes back).
+    #[test]
+    fn a_single_element_moves() {
+        let mut t = RankTree::new();
+        t.insert(b"a", 1.0);
+        for s in [5.0, -3.0, 5.0] {
+            let cur = t.get(t.first()).1;
+            assert!(t.update_score(b"a", cur, s));
+            assert_eq!(t.get(t.first()), (&b"a"[..], s));
+            t.check().unwrap();
+        }
+        t.insert(b"b", 0.0);
+        assert!(t.update_score(b"a", 5.0, -1.0));
+        assert!(t.update_score(b"b", 0.0, -2.0));
+        t.check().unwrap();
+        assert_eq!(t.get(t.first()).0, b"b");
     }
 
     /// Grows a deep tree, then empties it in random order and by rank ranges, checking

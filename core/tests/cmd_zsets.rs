@@ -171,6 +171,25 @@ fn score_and_lex_ranges() {
     ck(&mut h, "EXISTS z", int(0));
 }
 
+/// Large-encoding sets of one and two members: every move (in place or not) keeps them.
+#[test]
+fn tiny_tree_encoded_sets_move_members() {
+    let mut h = H::new();
+    h.c("CONFIG SET zset-max-listpack-entries 0");
+    ck(&mut h, "ZADD z 1 a", int(1));
+    assert_eq!(h.c("OBJECT ENCODING z"), bulk("skiplist"));
+    for s in ["5", "-3", "5", "0"] {
+        ck(&mut h, &format!("ZADD z {s} a"), int(0));
+        ck(&mut h, "ZSCORE z a", bulk(s));
+    }
+    ck(&mut h, "ZADD z 2 b", int(1));
+    ck(&mut h, "ZADD z 3 a", int(0));
+    ck(&mut h, "ZINCRBY z 10 b", bulk("12"));
+    assert_eq!(h.c("ZRANGE z 0 -1 WITHSCORES"), "*4\r\n$1\r\na\r\n$1\r\n3\r\n$1\r\nb\r\n$2\r\n12\r\n");
+    ck(&mut h, "ZREM z a b", int(2));
+    ck(&mut h, "EXISTS z", int(0));
+}
+
 /// Every range command gives the same answer on both encodings.
 #[test]
 fn encodings_agree() {

@@ -54,6 +54,14 @@ fn first_false(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> us
     lo
 }
 
+/// A free slot of an arena (freed slots come back empty), or a new one.
+fn take_slot<T>(arena: &mut Vec<T>, free: &mut Vec<u32>, make: fn() -> T) -> u32 {
+    free.pop().unwrap_or_else(|| {
+        arena.push(make());
+        (arena.len() - 1) as u32
+    })
+}
+
 /// Slots at and past `len` hold empty boxes (no allocation).
 struct Leaf {
     scores: [f64; B],
@@ -205,22 +213,10 @@ impl RankTree {
     }
 
     fn new_leaf(&mut self) -> u32 {
-        match self.free_leaves.pop() {
-            Some(id) => id,
-            None => {
-                self.leaves.push(Leaf::new());
-                (self.leaves.len() - 1) as u32
-            }
-        }
+        take_slot(&mut self.leaves, &mut self.free_leaves, Leaf::new)
     }
     fn new_inner(&mut self) -> u32 {
-        match self.free_inners.pop() {
-            Some(id) => id,
-            None => {
-                self.inners.push(Inner::new());
-                (self.inners.len() - 1) as u32
-            }
-        }
+        take_slot(&mut self.inners, &mut self.free_inners, Inner::new)
     }
     /// Frees an emptied leaf (its member slots are already empty boxes).
     fn free_leaf(&mut self, id: u32) {
@@ -233,6 +229,32 @@ impl RankTree {
     fn free_inner(&mut self, id: u32) {
         self.inners[id as usize].len = 0;
         self.free_inners.push(id);
+    }
+
+    /// Moves leaf `from`'s entries `start..` to the end of leaf `to` (a split or a merge).
+    fn move_leaf_tail(&mut self, from: u32, start: usize, to: u32) {
+        let [src, dst] = self.leaves.get_disjoint_mut([from as usize, to as usize]).expect("two distinct leaves");
+        for i in start..src.len {
+            dst.scores[dst.len] = src.scores[i];
+            dst.members[dst.len] = mem::take(&mut src.members[i]);
+            dst.len += 1;
+        }
+        src.len = start;
+    }
+
+    /// Moves inner node `from`'s entries `start..` (separators, children, counts) to the end
+    /// of inner node `to`.
+    fn move_inner_tail(&mut self, from: u32, start: usize, to: u32) {
+        let [src, dst] = self.inners.get_disjoint_mut([from as usize, to as usize]).expect("two distinct inner nodes");
+        for i in start..src.len {
+            let k = dst.len;
+            dst.sep_scores[k] = src.sep_scores[i];
+            dst.sep_members[k] = mem::take(&mut src.sep_members[i]);
+            dst.children[k] = src.children[i];
+            dst.counts[k] = src.counts[i];
+            dst.len += 1;
+        }
+        src.len = start;
     }
 
     // ------------------------------------------------------------ handles
@@ -346,15 +368,7 @@ impl RankTree {
         // Split: the upper half moves to a new right sibling.
         let right = self.new_leaf();
         let mid = self.cap / 2;
-        for i in mid..self.cap {
-            let (l, r) = (leaf as usize, right as usize);
-            let m = mem::take(&mut self.leaves[l].members[i]);
-            let s = self.leaves[l].scores[i];
-            self.leaves[r].members[i - mid] = m;
-            self.leaves[r].scores[i - mid] = s;
-        }
-        self.leaves[right as usize].len = self.cap - mid;
-        self.leaves[leaf as usize].len = mid;
+        self.move_leaf_tail(leaf, mid, right);
         let next = self.leaves[leaf as usize].next;
         self.leaves[right as usize].prev = leaf;
         self.leaves[right as usize].next = next;
@@ -401,17 +415,7 @@ impl RankTree {
         let y = self.new_inner();
         let yi = y as usize;
         let mid = self.cap / 2;
-        for i in mid..self.cap {
-            let m = mem::take(&mut self.inners[xi].sep_members[i]);
-            let (s, c, k) = (self.inners[xi].sep_scores[i], self.inners[xi].children[i], self.inners[xi].counts[i]);
-            let n = &mut self.inners[yi];
-            n.sep_members[i - mid] = m;
-            n.sep_scores[i - mid] = s;
-            n.children[i - mid] = c;
-            n.counts[i - mid] = k;
-        }
-        self.inners[yi].len = self.cap - mid;
-        self.inners[xi].len = mid;
+        self.move_inner_tail(x, mid, y);
         let at = j + 1;
         if at <= mid {
             self.inners[xi].insert_at(at, sep, right, right_count);
@@ -489,14 +493,7 @@ impl RankTree {
         let (an, bn) = (self.leaves[a as usize].len, self.leaves[b as usize].len);
         if an + bn <= self.merge_fill() || n == 0 {
             // Merge b into a.
-            for i in 0..bn {
-                let m = mem::take(&mut self.leaves[b as usize].members[i]);
-                let s = self.leaves[b as usize].scores[i];
-                let l = &mut self.leaves[a as usize];
-                l.members[an + i] = m;
-                l.scores[an + i] = s;
-            }
-            self.leaves[a as usize].len = an + bn;
+            self.move_leaf_tail(b, 0, a);
             let next = self.leaves[b as usize].next;
             self.leaves[a as usize].next = next;
             if next == NIL {
@@ -509,13 +506,9 @@ impl RankTree {
             pn.remove_at(li + 1);
             pn.counts[li] = (an + bn) as u32;
             if an == 0 {
-                // `a` was empty: its least element is now b's, whose separator was dropped.
-                let mut up = Path::new();
-                for &(x, k) in &path.steps[..path.depth - 1] {
-                    up.push(x, k);
-                }
-                up.push(p, li);
-                self.refresh_separator(a, &up);
+                // `a` is the emptied leaf itself (so the path took child li): its least
+                // element is now b's, whose separator was dropped.
+                self.refresh_separator(a, path);
             }
             self.rebalance_inner(path, path.depth - 1);
             return;
@@ -573,16 +566,7 @@ impl RankTree {
         self.inners[bi].sep_scores[0] = bound.0;
         self.inners[bi].sep_members[0] = bound.1;
         if an + bn <= self.merge_fill() {
-            for i in 0..bn {
-                let m = mem::take(&mut self.inners[bi].sep_members[i]);
-                let (s, c, k) = (self.inners[bi].sep_scores[i], self.inners[bi].children[i], self.inners[bi].counts[i]);
-                let t = &mut self.inners[ai];
-                t.sep_members[an + i] = m;
-                t.sep_scores[an + i] = s;
-                t.children[an + i] = c;
-                t.counts[an + i] = k;
-            }
-            self.inners[ai].len = an + bn;
+            self.move_inner_tail(b, 0, a);
             self.free_inner(b);
             let total = self.inners[ai].total();
             let pn = &mut self.inners[p as usize];
@@ -840,7 +824,7 @@ mod tests {
                 let (i, s) = present.swap_remove(j);
                 assert!(t.remove(&member(i), s));
                 assert!(!t.remove(&member(i), s));
-                if present.len() % 250 == 0 {
+                if present.len().is_multiple_of(250) {
                     t.check().unwrap();
                 }
             }

@@ -10,6 +10,9 @@ use memoria_e2e::history::Outcome;
 use memoria_e2e::linearizability::{Budget, check};
 use memoria_e2e::workload::{Config, Workload};
 
+mod common;
+use common::free_port;
+
 /// A redis-server without persistence on a loopback port; killed (SIGKILL) on drop.
 struct Redis {
     child: Child,
@@ -29,12 +32,40 @@ impl Redis {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server is installed (apt-get install redis-server)");
+        let mut redis = Redis { child, port };
         let deadline = Instant::now() + Duration::from_secs(30);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(redis.child.try_wait().ok().flatten().is_none(), "redis-server exited: port {port} is taken");
             assert!(Instant::now() < deadline, "redis-server did not start on port {port}");
             std::thread::sleep(Duration::from_millis(10));
         }
-        Redis { child, port }
+        // Whoever else holds the port would answer as well: the pid says it is this child.
+        let pid = redis.info_pid();
+        assert_eq!(pid, Some(redis.child.id()), "port {port} is served by another process");
+        redis
+    }
+
+    /// `process_id` from INFO server, read with a bare RESP request.
+    fn info_pid(&self) -> Option<u32> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+        s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n").ok()?;
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let text = String::from_utf8_lossy(&buf);
+            if let Some(rest) = text.split_once("process_id:").map(|(_, r)| r) {
+                if let Some((pid, _)) = rest.split_once("\r\n") {
+                    return pid.parse().ok();
+                }
+            }
+            let n = s.read(&mut chunk).ok()?;
+            if n == 0 {
+                return None;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
     }
 
     fn addr(&self) -> String {
@@ -47,10 +78,6 @@ impl Drop for Redis {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -76,21 +76,42 @@ impl RedisServer {
         let bin = which("redis-server").unwrap_or_else(|| {
             panic!("redis-server is required for this test: install it with `apt-get install -y redis-server redis-tools`")
         });
-        let port = free_port();
-        let child = Command::new(bin)
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redis-server");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start");
-            std::thread::sleep(Duration::from_millis(20));
+        for _ in 0..20 {
+            let port = free_port();
+            let mut child = Command::new(&bin)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn redis-server");
+            if serves_on(&mut child, port) {
+                return RedisServer { port, child };
+            }
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        RedisServer { port, child }
+        panic!("redis-server did not start on any of 20 free ports");
     }
+}
+
+/// Whether `child` itself answers on `port`. A port found free can be handed out again
+/// before the child binds it (to another test's server in this process): the child then
+/// exits, and whoever holds the port would answer in its place, so INFO must show the
+/// child's pid.
+fn serves_on(child: &mut Child, port: u16) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if child.try_wait().ok().flatten().is_some() {
+            return false;
+        }
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            let info = Raw::connect(port).cmd(&["INFO", "server"]);
+            return String::from_utf8_lossy(&info).contains(&format!("process_id:{}\r\n", child.id()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
 
 impl Drop for RedisServer {

@@ -14,6 +14,7 @@ use crate::entry::{valid_log_name, Appended, Entry, Head, Kind, LeasePayload, Lo
 use crate::error::LogError;
 use crate::notify::Tails;
 use crate::store::{InsertOutcome, LogStore, PgConfig, PgStore, SqliteStore, Store};
+use crate::tail_cache::TailCache;
 
 #[derive(Clone, Debug)]
 pub struct CoreOptions {
@@ -28,6 +29,8 @@ pub struct CoreOptions {
     pub poll_interval: Duration,
     pub max_read: u32,
     pub max_wait: Duration,
+    /// Payload bytes of each log's newest entries kept in memory for readers (0: none).
+    pub tail_cache_bytes: usize,
 }
 
 impl Default for CoreOptions {
@@ -39,6 +42,7 @@ impl Default for CoreOptions {
             poll_interval: Duration::from_secs(1),
             max_read: 10_000,
             max_wait: Duration::from_secs(60),
+            tail_cache_bytes: 16 << 20,
         }
     }
 }
@@ -67,6 +71,8 @@ struct Inner {
     heads: Mutex<HashMap<String, Head>>,
     /// Per log, per reader name: the `after` of its newest read, and when.
     readers: Mutex<HashMap<String, HashMap<String, (u64, Instant)>>>,
+    /// What this service appended last, served to readers without the store.
+    cache: TailCache,
     opts: CoreOptions,
 }
 
@@ -83,7 +89,8 @@ impl LogCore {
     pub fn new(store: Store, opts: CoreOptions) -> LogCore {
         let tails = Tails::new();
         store.start_listener(tails.clone());
-        LogCore { inner: Arc::new(Inner { store, tails, heads: Mutex::new(HashMap::new()), readers: Mutex::new(HashMap::new()), opts }) }
+        let cache = TailCache::new(opts.tail_cache_bytes);
+        LogCore { inner: Arc::new(Inner { store, tails, heads: Mutex::new(HashMap::new()), readers: Mutex::new(HashMap::new()), cache, opts }) }
     }
 
     /// Embedded use: a SQLite file, no HTTP.
@@ -187,14 +194,14 @@ impl LogCore {
             let appended = Appended { first_id: req.prev_id + 1, last_id: last.0, checksum: last.1 };
             let ts = crate::now_ms();
             match store.insert(log, req.prev_id, &prev_sum, ts, &rows).await {
-                Ok(InsertOutcome::Inserted) => return Ok(self.appended(log, req.epoch, n, rows.len(), appended, started)),
+                Ok(InsertOutcome::Inserted) => return Ok(self.appended(log, req.epoch, n, &rows, appended, started)),
                 Ok(InsertOutcome::PrevMissing) | Ok(InsertOutcome::Taken) if was_in_doubt => {
                     // The first attempt's connection broke but its backend kept waiting for
                     // synchronous replication and has committed since: the rows that beat
                     // this retry may be our own.
                     if self.retrying(|| store.checksum_at(log, appended.last_id)).await? == Some(appended.checksum) {
                         metrics::counter!("memoria_log_in_doubt_total", "outcome" => "landed_late").increment(1);
-                        return Ok(self.appended(log, req.epoch, n, rows.len(), appended, started));
+                        return Ok(self.appended(log, req.epoch, n, &rows, appended, started));
                     }
                     return Err(self.conflict(log).await);
                 }
@@ -205,7 +212,7 @@ impl LogCore {
                     match self.settle(log, req.prev_id, appended, settle_deadline).await? {
                         Settled::Landed => {
                             metrics::counter!("memoria_log_in_doubt_total", "outcome" => "landed").increment(1);
-                            return Ok(self.appended(log, req.epoch, n, rows.len(), appended, started));
+                            return Ok(self.appended(log, req.epoch, n, &rows, appended, started));
                         }
                         Settled::NotWritten => {
                             metrics::counter!("memoria_log_in_doubt_total", "outcome" => "retried").increment(1);
@@ -276,7 +283,9 @@ impl LogCore {
         rows
     }
 
-    fn appended(&self, log: &str, epoch: u64, entries: u64, rows: usize, a: Appended, started: Instant) -> Appended {
+    fn appended(&self, log: &str, epoch: u64, entries: u64, rows: &[Entry], a: Appended, started: Instant) -> Appended {
+        // Cached before the tails move: a woken reader finds the entries here.
+        self.inner.cache.appended(log, rows);
         self.inner
             .heads
             .lock()
@@ -286,7 +295,7 @@ impl LogCore {
         self.inner.store.announce(log, a.last_id);
         metrics::histogram!("memoria_log_append_seconds").record(started.elapsed().as_secs_f64());
         metrics::histogram!("memoria_log_append_batch_entries").record(entries as f64);
-        metrics::counter!("memoria_log_appended_entries_total").increment(rows as u64);
+        metrics::counter!("memoria_log_appended_entries_total").increment(rows.len() as u64);
         a
     }
 
@@ -354,6 +363,11 @@ impl LogCore {
         loop {
             if let Some(rx) = rx.as_mut() {
                 rx.borrow_and_update();
+            }
+            if let Some(c) = self.inner.cache.read(log, after, limit as usize) {
+                metrics::counter!("memoria_log_tail_cache_reads_total").increment(1);
+                let known = self.inner.heads.lock().unwrap_or_else(|p| p.into_inner()).get(log).map_or(0, |h| h.id);
+                return Ok(ReadBatch { tail_id: c.last_id.max(known), entries: c.entries });
             }
             // Read the anchor (entry `after`) with the range so the first entry's link is
             // checked too.
@@ -465,6 +479,7 @@ impl LogCore {
         let head = self.head(log).await?;
         let effective = before.min(head.id);
         let deleted = self.retrying(|| store.delete_before(log, effective)).await?;
+        self.inner.cache.truncate(log, effective);
         let first_id = self.retrying(|| store.first_id(log)).await?;
         tracing::info!(log, before = effective, deleted, "truncated");
         Ok(Truncated { deleted, first_id })

@@ -14,6 +14,7 @@ pub mod error;
 pub mod notify;
 pub mod server;
 pub mod store;
+pub mod tail_cache;
 
 pub use crate::api::{settle, LogApi, LogHandle, Outcome};
 pub use crate::chain::{Checksum, GENESIS};

@@ -62,6 +62,11 @@ struct Args {
     #[arg(long, default_value_t = 120)]
     settle_timeout: u64,
 
+    /// MiB of each log's newest entries kept in memory, so replicas tailing the log are
+    /// served without the database (0 turns it off).
+    #[arg(long, default_value_t = 16)]
+    tail_cache_mb: usize,
+
     /// Create these logs at start (comma-separated), e.g. `shard-0,shard-1`. The cluster log
     /// is always created.
     #[arg(long, value_delimiter = ',')]
@@ -118,6 +123,7 @@ async fn main() -> anyhow::Result<()> {
     let opts = CoreOptions {
         mark_interval: args.mark_interval.max(1),
         settle_timeout: Duration::from_secs(args.settle_timeout),
+        tail_cache_bytes: args.tail_cache_mb << 20,
         ..CoreOptions::default()
     };
     let core = LogCore::new(store, opts);

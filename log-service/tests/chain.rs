@@ -37,30 +37,38 @@ async fn expect_corrupt_at(core: &LogCore, id: u64) {
     }
 }
 
-async fn tamper(core: LogCore, hex_payload: &str, hex_fn: fn(&str) -> String) {
+/// `core` writes the log; `fresh` is a service that did not (a restart, another
+/// instance), so it reads every entry from the database.
+async fn tamper(core: LogCore, fresh: LogCore, hex_payload: &str, hex_fn: fn(&str) -> String) {
     fill(&core).await;
     raw(&core, &format!("UPDATE entries SET payload = {} WHERE log = 's' AND id = 7", hex_fn(hex_payload))).await;
-    expect_corrupt_at(&core, 7).await;
+    expect_corrupt_at(&fresh, 7).await;
+    // The writer's own tail cache holds what was committed, never the altered row.
+    let served = core.read("s", 0, 100, Duration::ZERO).await.expect("the writer serves its cache").entries;
+    assert_eq!(served[6].id, 7);
+    assert_eq!(&served[6].payload[..], &[3u8; 8][..]);
     // Reads that start past the damage still work (each read checks its own range).
-    assert_eq!(core.read("s", 8, 100, Duration::ZERO).await.expect("read past damage").entries.len(), 12);
+    assert_eq!(fresh.read("s", 8, 100, Duration::ZERO).await.expect("read past damage").entries.len(), 12);
 
     // A forger who also recomputes entry 7's checksum is caught at entry 8.
-    let prev = core.read("s", 5, 1, Duration::ZERO).await.expect("read 6").entries[0].checksum;
+    let prev = fresh.read("s", 5, 1, Duration::ZERO).await.expect("read 6").entries[0].checksum;
     let forged = memoria_log::chain::link(&prev, 7, 1, memoria_log::Kind::Data, memoria_log::FORMAT_VERSION, &[0xAB]);
     raw(&core, &format!("UPDATE entries SET payload = {}, checksum = {} WHERE log = 's' AND id = 7", hex_fn("ab"), hex_fn(&forged.to_hex()))).await;
-    expect_corrupt_at(&core, 8).await;
+    expect_corrupt_at(&fresh, 8).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tamper_detected_sqlite() {
     let dir = tempfile::tempdir().expect("tempdir");
     let core = common::sqlite_core(dir.path()).await;
-    tamper(core, "00", |h| format!("X'{h}'")).await;
+    let fresh = common::sqlite_core(dir.path()).await;
+    tamper(core, fresh, "00", |h| format!("X'{h}'")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tamper_detected_postgres() {
     let pg = common::PgInstance::start();
     let core = LogCore::connect_pg(pg.config(), Default::default()).await.expect("connect");
-    tamper(core, "00", |h| format!("'\\x{h}'::bytea")).await;
+    let fresh = LogCore::connect_pg(pg.config(), Default::default()).await.expect("connect");
+    tamper(core, fresh, "00", |h| format!("'\\x{h}'::bytea")).await;
 }

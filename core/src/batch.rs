@@ -234,17 +234,28 @@ impl<'a> EffectReader<'a> {
     }
 }
 
-impl<'a> Iterator for EffectReader<'a> {
-    type Item = Effect<'a>;
-    fn next(&mut self) -> Option<Effect<'a>> {
+impl<'a> EffectReader<'a> {
+    /// The next effect, with its arguments' ranges (within `command`) left in `args`, for
+    /// a caller that needs them: the command is parsed once.
+    pub fn next_with_args(&mut self, args: &mut Vec<(usize, usize)>) -> Option<Effect<'a>> {
         if self.pos >= self.buf.len() {
             return None;
         }
         let db = self.buf[self.pos];
         let rest = &self.buf[self.pos + 1..];
-        self.args.clear();
-        let n = crate::resp::read_command(rest, &mut self.args)?;
+        args.clear();
+        let n = crate::resp::read_command(rest, args)?;
         self.pos += 1 + n;
         Some(Effect { db, command: &rest[..n] })
+    }
+}
+
+impl<'a> Iterator for EffectReader<'a> {
+    type Item = Effect<'a>;
+    fn next(&mut self) -> Option<Effect<'a>> {
+        let mut args = core::mem::take(&mut self.args);
+        let fx = self.next_with_args(&mut args);
+        self.args = args;
+        fx
     }
 }

@@ -47,6 +47,14 @@ pub struct ReplyMsg {
     pub pubsub: bool,
 }
 
+impl ReplyMsg {
+    fn extend(&mut self, data: &[u8], close: bool, answered: usize) {
+        self.data.extend_from_slice(data);
+        self.close |= close;
+        self.answered += answered;
+    }
+}
+
 pub enum ShardMsg {
     Connect { id: u64, addr: String, laddr: String, tx: UnboundedSender<ReplyMsg> },
     /// Batch records (kind REC_COMMAND) already framed and validated by the connection.
@@ -154,17 +162,18 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             id: shard_id,
             factory,
             engine,
-            clients: HashMap::new(),
+            clients: ClientMap::default(),
             batch: BatchWriter::new(),
             facts,
             seq: 0,
             index: CommandIndex::new(),
             tracker: Tracker::new(),
-            held: HashMap::new(),
+            held: ClientMap::default(),
             log,
             queued: Vec::new(),
             inflight: None,
             out: Vec::new(),
+            out_at: ClientMap::default(),
             replica,
             reported_offset: u64::MAX,
             self_tx,
@@ -182,7 +191,7 @@ pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role:
             snapshots,
             blocking: Blocking::new(),
             host,
-            pubsub_clients: HashSet::new(),
+            pubsub_clients: HashSet::default(),
             stats: crate::stats::Latency::new(Instant::now()),
             batch_t0: Instant::now(),
             resign: false,
@@ -217,6 +226,9 @@ pub fn seed() -> u64 {
 
 /// A reply (or a pub/sub message: `answered` 0) waiting for the log to acknowledge
 /// sequence `need`.
+/// Per connection id (ids are ours, not client data: a fast hasher is safe).
+type ClientMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;
+
 struct Held {
     need: u64,
     data: Vec<u8>,
@@ -322,20 +334,22 @@ struct Shard {
     id: usize,
     factory: EngineFactory,
     engine: ShardEngine,
-    clients: HashMap<u64, UnboundedSender<ReplyMsg>>,
+    clients: ClientMap<UnboundedSender<ReplyMsg>>,
     batch: BatchWriter,
     facts: ServerFacts,
     seq: u64,
     index: CommandIndex,
     tracker: Tracker,
     /// Per client, replies held behind the log, in order.
-    held: HashMap<u64, VecDeque<Held>>,
+    held: ClientMap<VecDeque<Held>>,
     log: Option<ShardLog>,
     /// Effects of batches not yet sent to the log: (tracker sequence, effects).
     queued: Vec<(u64, Vec<u8>)>,
     inflight: Option<Inflight>,
     /// Replies ready to send this round, coalesced per client.
     out: Vec<(u64, ReplyMsg)>,
+    /// Where each client's message is in `out`.
+    out_at: ClientMap<usize>,
     /// Our own queue, for the tail task.
     self_tx: WeakUnboundedSender<ShardMsg>,
     /// The shard's log, whatever the role.
@@ -366,7 +380,7 @@ struct Shard {
     /// Connection limits: the engine's CONFIG SETs land here (see `crate::limits`).
     host: Arc<HostLimits>,
     /// Clients subscribed to something (`batch::OUT_PUBSUB`).
-    pubsub_clients: HashSet<u64>,
+    pubsub_clients: HashSet<u64, foldhash::fast::RandomState>,
     /// Reply latency per one-second window (INFO replication `memoria_latency_*`).
     stats: crate::stats::Latency,
     /// When the batch being run reached the shard.
@@ -881,16 +895,16 @@ impl Shard {
     /// Records the keys each effect writes (databases are not told apart: a false share
     /// only makes a read wait a little, never return early).
     fn track_effects(&mut self, seq: u64, effects: &[u8], args: &mut Vec<(usize, usize)>) {
-        for fx in EffectReader::new(effects) {
-            args.clear();
-            if memoria_core::resp::read_command(fx.command, args).is_none() {
-                continue;
-            }
-            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
+        let mut reader = EffectReader::new(effects);
+        let mut argv: Vec<&[u8]> = Vec::new();
+        let mut idx = Vec::new();
+        while let Some(fx) = reader.next_with_args(args) {
+            argv.clear();
+            argv.extend(args.iter().map(|&(a, b)| &fx.command[a..b]));
             let Some(spec) = self.index.resolve(&argv) else { continue };
-            let mut idx = Vec::new();
+            idx.clear();
             spec.key_indexes_argv(&argv, &mut idx);
-            for i in idx {
+            for &i in &idx {
                 self.tracker.record(seq, argv[i]);
             }
         }
@@ -913,22 +927,41 @@ impl Shard {
             self.stats.immediate += answered;
             self.push_out(client, reply, close, answered);
         } else {
-            self.held.entry(client).or_default().push_back(Held { need, data: reply.to_vec(), close, wait: None, answered, since: self.batch_t0 });
+            let q = self.held.entry(client).or_default();
+            // Replies of one batch that wait for the same entry go out together: one
+            // buffer for a client's whole pipeline, not one per reply.
+            match q.back_mut() {
+                Some(last) if last.need == need && last.since == self.batch_t0 && last.wait.is_none() && !last.close => {
+                    last.data.extend_from_slice(reply);
+                    last.close = close;
+                    last.answered += answered;
+                }
+                _ => q.push_back(Held { need, data: reply.to_vec(), close, wait: None, answered, since: self.batch_t0 }),
+            }
         }
     }
 
     fn push_out(&mut self, client: u64, data: &[u8], close: bool, answered: usize) {
-        match self.out.iter_mut().rev().find(|(id, _)| *id == client) {
-            Some((_, m)) => {
-                m.data.extend_from_slice(data);
-                m.close |= close;
-                m.answered += answered;
+        match self.out_at.get(&client) {
+            Some(&at) => self.out[at].1.extend(data, close, answered),
+            None => self.push_out_owned(client, data.to_vec(), close, answered),
+        }
+    }
+
+    /// Like `push_out`, taking the buffer (moved, not copied, when it is the client's
+    /// first message this round).
+    fn push_out_owned(&mut self, client: u64, data: Vec<u8>, close: bool, answered: usize) {
+        match self.out_at.get(&client) {
+            Some(&at) => self.out[at].1.extend(&data, close, answered),
+            None => {
+                self.out_at.insert(client, self.out.len());
+                self.out.push((client, ReplyMsg { data, close, answered, pubsub: false }));
             }
-            None => self.out.push((client, ReplyMsg { data: data.to_vec(), close, answered, pubsub: false })),
         }
     }
 
     fn flush(&mut self) {
+        self.out_at.clear();
         let any_pubsub = !self.pubsub_clients.is_empty();
         for (id, mut m) in self.out.drain(..) {
             if any_pubsub {
@@ -1017,37 +1050,29 @@ impl Shard {
     /// Releases held replies whose writes are now durable, in each client's order.
     fn release(&mut self) {
         let acked = self.tracker.acked();
+        let now = Instant::now();
         let ids: Vec<u64> = self.held.keys().copied().collect();
         let mut starts = Vec::new();
         for id in ids {
-            let mut ready: Vec<Held> = Vec::new();
-            if let Some(q) = self.held.get_mut(&id) {
-                while let Some(h) = q.front_mut()
-                    && h.need <= acked
-                {
-                    if let Some(w) = h.wait.as_mut() {
-                        // The client's writes are durable: now count the replicas that
-                        // have them. Its later replies stay behind the WAIT's.
-                        if !w.started {
-                            w.started = true;
-                            starts.push((id, w.token, w.req));
-                        }
-                        break;
+            let Some(mut q) = self.held.remove(&id) else { continue };
+            while let Some(h) = q.front_mut()
+                && h.need <= acked
+            {
+                if let Some(w) = h.wait.as_mut() {
+                    // The client's writes are durable: now count the replicas that have
+                    // them. Its later replies stay behind the WAIT's.
+                    if !w.started {
+                        w.started = true;
+                        starts.push((id, w.token, w.req));
                     }
-                    ready.push(q.pop_front().unwrap());
+                    break;
                 }
-                if q.is_empty() {
-                    self.held.remove(&id);
-                }
+                let h = q.pop_front().expect("checked");
+                self.stats.record(now.saturating_duration_since(h.since), h.answered);
+                self.push_out_owned(id, h.data, h.close, h.answered);
             }
-            if let Some(last) = ready.last() {
-                let now = Instant::now().max(last.since);
-                for h in &ready {
-                    self.stats.record(now.duration_since(h.since), h.answered);
-                }
-            }
-            for h in ready {
-                self.push_out(id, &h.data, h.close, h.answered);
+            if !q.is_empty() {
+                self.held.insert(id, q);
             }
         }
         for (id, token, req) in starts {
@@ -1093,10 +1118,9 @@ impl Shard {
             }
             self.push_out(id, &data, true, n);
         }
-        for (id, _) in self.clients.iter() {
-            if !self.out.iter().any(|(c, _)| c == id) {
-                self.out.push((*id, ReplyMsg { data: Vec::new(), close: true, answered: 0, pubsub: false }));
-            }
+        let ids: Vec<u64> = self.clients.keys().copied().collect();
+        for id in ids {
+            self.push_out_owned(id, Vec::new(), true, 0);
         }
         self.flush();
         self.clients.clear();

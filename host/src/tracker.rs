@@ -7,16 +7,39 @@
 
 use std::collections::{HashMap, VecDeque};
 
+/// Keys are client data: the hasher is seeded per map (foldhash's RandomState), and much
+/// cheaper than SipHash on this path (every write records its keys, every ack forgets them).
+type KeyMap = HashMap<Box<[u8]>, u64, foldhash::fast::RandomState>;
+
 #[derive(Default)]
 pub struct Tracker {
     /// Key → newest pending sequence that wrote it.
-    pending: HashMap<Vec<u8>, u64>,
+    pending: KeyMap,
     /// Keys written per sequence, to forget them once acknowledged.
-    by_seq: VecDeque<(u64, Vec<Vec<u8>>)>,
+    by_seq: VecDeque<SeqKeys>,
     /// The newest sequence handed out.
     last: u64,
     /// Every sequence up to this one is durable.
     acked: u64,
+}
+
+/// The keys one sequence wrote, back to back in one buffer (one allocation per batch,
+/// not one per key).
+struct SeqKeys {
+    seq: u64,
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl SeqKeys {
+    fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let k = &self.bytes[start..end];
+            start = end;
+            k
+        })
+    }
 }
 
 impl Tracker {
@@ -27,7 +50,7 @@ impl Tracker {
     /// Starts a new sequence for a batch that produced effects.
     pub fn next_seq(&mut self) -> u64 {
         self.last += 1;
-        self.by_seq.push_back((self.last, Vec::new()));
+        self.by_seq.push_back(SeqKeys { seq: self.last, bytes: Vec::new(), ends: Vec::new() });
         self.last
     }
 
@@ -55,25 +78,28 @@ impl Tracker {
     /// Records that sequence `seq` (the current one) wrote `key`.
     pub fn record(&mut self, seq: u64, key: &[u8]) {
         debug_assert_eq!(seq, self.last);
-        self.pending.insert(key.to_vec(), seq);
-        if let Some((s, keys)) = self.by_seq.back_mut() {
-            if *s == seq {
-                keys.push(key.to_vec());
+        match self.pending.get_mut(key) {
+            Some(s) => *s = seq,
+            None => {
+                self.pending.insert(key.into(), seq);
             }
+        }
+        if let Some(keys) = self.by_seq.back_mut().filter(|k| k.seq == seq) {
+            keys.bytes.extend_from_slice(key);
+            keys.ends.push(keys.bytes.len());
         }
     }
 
     /// Everything up to `seq` is durable: forget keys whose newest write it covers.
     pub fn ack(&mut self, seq: u64) {
         self.acked = self.acked.max(seq);
-        while let Some((s, _)) = self.by_seq.front() {
-            if *s > seq {
-                break;
-            }
-            let (s, keys) = self.by_seq.pop_front().unwrap();
-            for k in keys {
-                if self.pending.get(&k) == Some(&s) {
-                    self.pending.remove(&k);
+        while self.by_seq.front().is_some_and(|k| k.seq <= seq) {
+            let done = self.by_seq.pop_front().expect("checked");
+            for k in done.keys() {
+                if let Some(&s) = self.pending.get(k)
+                    && s == done.seq
+                {
+                    self.pending.remove(k);
                 }
             }
         }

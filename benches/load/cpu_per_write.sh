@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# CPU time per durable write, side by side: redis-server with an AOF fsynced on every
+# write and `memoria up` with its log (SQLite), both on loopback, driven by the same
+# redis-benchmark SET load. Reads each server process's user+system CPU time from /proc
+# before and after the load and prints microseconds of CPU per SET: for Memoria per
+# process (the supervisor with its log service, the primary, the replica) and in total,
+# and the total's ratio to redis-server's. On a machine with few cores, throughput under
+# load follows this total, whatever the disk does.
+#
+#   benches/load/cpu_per_write.sh                  # 500 clients, P16, 4M SETs, 3 rounds
+#   benches/load/cpu_per_write.sh -P 1 -n 500000 -k 1
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+pipeline=16
+requests=4000000
+clients=500
+keyspace=100000
+repeats=3
+memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        -P) pipeline="$2"; shift 2 ;;
+        -n) requests="$2"; shift 2 ;;
+        -c) clients="$2"; shift 2 ;;
+        -r) keyspace="$2"; shift 2 ;;
+        -k) repeats="$2"; shift 2 ;;
+        -b) memoria_bin="$2"; shift 2 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        *) echo "unknown option: $1" >&2; exit 2 ;;
+    esac
+done
+
+for tool in redis-server redis-benchmark redis-cli python3; do
+    command -v "$tool" >/dev/null || { echo "$tool not found: apt-get install -y redis-server redis-tools python3" >&2; exit 1; }
+done
+[[ -x "$memoria_bin" ]] || { echo "memoria binary not found at $memoria_bin (cargo build --release -p memoria-host, or -b)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/memoria-cpu.XXXXXX")
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 12000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+    done
+}
+wait_ready() { # port name pid
+    for _ in $(seq 300); do
+        if [[ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" == "PONG" ]]; then return 0; fi
+        kill -0 "$3" 2>/dev/null || { echo "$2 exited during startup:" >&2; cat "$work/$2.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    echo "$2 did not answer PING on port $1" >&2; exit 1
+}
+# user+system CPU time of a process, in clock ticks.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+redis_port=$(free_port)
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync always \
+    --daemonize no --dir "$work" --logfile "$work/redis.log" &
+redis_pid=$!
+pids+=("$redis_pid")
+wait_ready "$redis_port" redis "$redis_pid"
+
+up_port=$(free_port)
+"$memoria_bin" up --port "$up_port" --bind 127.0.0.1 --data-dir "$work/memoria-data" --no-console >"$work/memoria.log" 2>&1 &
+sup_pid=$!
+pids+=("$sup_pid")
+wait_ready "$up_port" memoria "$sup_pid"
+# The primary's own port (the supervisor's port forwards; measured there, the proxy would count).
+primary=""
+for _ in $(seq 100); do
+    primary=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print(next((f\"{n['port']} {n['pid']}\" for n in c['nodes'] if n['role'] == 'primary'), ''))" "$work/memoria-data/cluster.json" 2>/dev/null || true)
+    [[ -n "$primary" ]] && break
+    sleep 0.1
+done
+[[ -n "$primary" ]] || { echo "memoria up elected no primary:" >&2; cat "$work/memoria.log" >&2; exit 1; }
+read -r primary_port primary_pid <<<"$primary"
+replica_pids=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print(' '.join(str(n['pid']) for n in c['nodes'] if n['role'] == 'replica'))" "$work/memoria-data/cluster.json")
+
+load() { # port
+    redis-benchmark -h 127.0.0.1 -p "$1" -t set -c "$clients" -P "$pipeline" -d 100 -r "$keyspace" -n "$requests" --csv 2>/dev/null \
+        | tr -d '"' | awk -F, 'NR > 1 && $1 == "SET" { print $2; exit }'
+}
+# us of CPU per request for each pid, over one load run against port; prints "ops/s us..."
+measure() { # port pids...
+    local port=$1; shift
+    local before=() p i=0 out
+    for p in "$@"; do before+=("$(ticks "$p")"); done
+    out=$(load "$port")
+    for p in "$@"; do
+        out="$out $(python3 -c "import sys; print(round((int(sys.argv[1]) - int(sys.argv[2])) * 1e6 / int(sys.argv[3]) / int(sys.argv[4]), 3))" "$(ticks "$p")" "${before[$i]}" "$hz" "$requests")"
+        i=$((i + 1))
+    done
+    echo "$out"
+}
+
+# Warm both (keys preloaded, JIT and caches settled).
+load "$redis_port" >/dev/null
+load "$primary_port" >/dev/null
+
+rows=()
+for round in $(seq "$repeats"); do
+    r=$(measure "$redis_port" "$redis_pid")
+    # shellcheck disable=SC2086
+    m=$(measure "$primary_port" "$sup_pid" "$primary_pid" $replica_pids)
+    echo "round $round/$repeats  redis: $r  memoria: $m" >&2
+    rows+=("$r|$m")
+done
+
+python3 - "$clients" "$pipeline" "$requests" "${rows[@]}" <<'EOF'
+import statistics, sys
+clients, pipeline, requests = sys.argv[1:4]
+rounds = [[list(map(float, side.split())) for side in r.split("|")] for r in sys.argv[4:]]
+med = lambda xs: statistics.median(xs)
+r_ops = med([r[0][0] for r in rounds]); r_cpu = med([r[0][1] for r in rounds])
+m_ops = med([r[1][0] for r in rounds])
+parts = len(rounds[0][1]) - 1
+m_each = [med([r[1][1 + i] for r in rounds]) for i in range(parts)]
+m_total = med([sum(r[1][1:]) for r in rounds])
+names = ["supervisor (log service on SQLite)", "primary node"] + [f"replica node {i + 1}" for i in range(parts - 2)]
+print(f"CPU per durable SET: redis-benchmark -t set -c {clients} -P {pipeline} -d 100, {requests} requests, median of {len(rounds)} rounds\n")
+print("| server | process | ops/s | CPU us per SET |")
+print("| --- | --- | ---: | ---: |")
+print(f"| redis-server --appendfsync always | redis-server | {r_ops:,.0f} | {r_cpu:.2f} |")
+for n, v in zip(names, m_each):
+    print(f"| memoria up | {n} | {m_ops:,.0f} | {v:.2f} |")
+print(f"| memoria up | all processes | {m_ops:,.0f} | {m_total:.2f} |")
+print(f"\nMemoria/Redis: {m_ops / r_ops:.2f}x the throughput, {m_total / r_cpu:.2f}x the CPU per write")
+EOF

@@ -15,6 +15,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=../lib/servers.sh
+source "$repo/benches/lib/servers.sh"
 sizes="1000,100000,1000000"
 pipeline=16
 requests=300000
@@ -37,43 +39,11 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
-for tool in redis-server redis-benchmark redis-cli; do
-    command -v "$tool" >/dev/null || { echo "$tool not found: apt-get install -y redis-server redis-tools" >&2; exit 1; }
-done
+need_tools redis-server redis-benchmark redis-cli
 [[ -x "$memoria_bin" ]] || { echo "memoria binary not found at $memoria_bin (cargo build --release -p memoria-host, or -b)" >&2; exit 1; }
 if "$memoria_bin" up --help 2>/dev/null | grep -q -- '--in-memory'; then memoria_args="--in-memory $memoria_args"; fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/memoria-lscale.XXXXXX")
-pids=()
-cleanup() {
-    local pid
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 40000))
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
-    done
-}
-wait_ready() { # port name pid
-    for _ in $(seq 300); do
-        if [[ "$(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null)" == "PONG" ]]; then return 0; fi
-        kill -0 "$3" 2>/dev/null || { echo "$2 exited during startup:" >&2; cat "$work/$2.log" >&2; exit 1; }
-        sleep 0.1
-    done
-    echo "$2 did not answer PING on port $1" >&2; exit 1
-}
+bench_workdir lscale
 
 redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir "$work" --logfile "$work/redis.log" &

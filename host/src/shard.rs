@@ -224,11 +224,11 @@ pub fn seed() -> u64 {
     t.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ addr.rotate_left(17)
 }
 
-/// A reply (or a pub/sub message: `answered` 0) waiting for the log to acknowledge
-/// sequence `need`.
 /// Per connection id (ids are ours, not client data: a fast hasher is safe).
 type ClientMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;
 
+/// Replies (or pub/sub messages: `answered` 0) waiting for the log to acknowledge
+/// sequence `need`: consecutive ones of a batch share one buffer.
 struct Held {
     need: u64,
     data: Vec<u8>,

@@ -67,8 +67,19 @@ pub struct RedisServer {
     child: Child,
 }
 
+/// A free loopback port below the kernel's ephemeral range (32768+), where the servers
+/// this process binds to port 0 and its outgoing connections never land.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    loop {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let mix = std::process::id().wrapping_mul(2_654_435_761) ^ nanos ^ NEXT.fetch_add(1, Ordering::Relaxed).wrapping_mul(40_503);
+        let port = 20_000 + (mix % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 impl RedisServer {
@@ -105,13 +116,31 @@ fn serves_on(child: &mut Child, port: u16) -> bool {
         if child.try_wait().ok().flatten().is_some() {
             return false;
         }
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            let info = Raw::connect(port).cmd(&["INFO", "server"]);
-            return String::from_utf8_lossy(&info).contains(&format!("process_id:{}\r\n", child.id()));
+        match info_pid(port) {
+            Some(pid) => return pid == child.id(),
+            // Not listening yet, or the listener went away mid-probe: look again.
+            None => std::thread::sleep(Duration::from_millis(20)),
         }
-        std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// `process_id` from INFO server on `port`; None on any connection or reply error.
+fn info_pid(port: u16) -> Option<u32> {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n").ok()?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&buf);
+        if let Some((pid, _)) = text.split_once("process_id:").and_then(|(_, rest)| rest.split_once("\r\n")) {
+            return pid.parse().ok();
+        }
+        let n = s.read(&mut chunk).ok().filter(|&n| n > 0)?;
+        buf.extend_from_slice(&chunk[..n]);
+    }
 }
 
 impl Drop for RedisServer {

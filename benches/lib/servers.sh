@@ -11,7 +11,8 @@ need_tools() {
 }
 
 # Makes $work (a temporary directory named after $1) and arranges for every pid in
-# `pids` to be stopped (TERM, then KILL after 5 s) and $work removed on exit.
+# `pids` to be stopped (TERM, then KILL after 5 s) and $work removed on exit; a script
+# that started more than processes defines `bench_before_cleanup` to stop it first.
 bench_workdir() { # tag
     work=$(mktemp -d "${TMPDIR:-/tmp}/memoria-$1.XXXXXX")
     pids=()
@@ -22,6 +23,7 @@ bench_workdir() { # tag
 
 bench_cleanup() {
     local pid
+    if declare -F bench_before_cleanup >/dev/null; then bench_before_cleanup || true; fi
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

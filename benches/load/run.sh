@@ -50,6 +50,8 @@ EOF
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=../lib/servers.sh
+source "$repo/benches/lib/servers.sh"
 
 tests="get,set,zadd,sadd"
 requests="auto"
@@ -93,9 +95,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 
-for tool in redis-server redis-benchmark redis-cli; do
-    command -v "$tool" >/dev/null || { echo "$tool not found: apt-get install -y redis-server redis-tools" >&2; exit 1; }
-done
+need_tools redis-server redis-benchmark redis-cli
 [[ -x "$memoria_bin" ]] || { echo "memoria binary not found at $memoria_bin: cargo build --release -p memoria-host (or pass -b)" >&2; exit 1; }
 
 mode="durable (log on)"
@@ -108,40 +108,13 @@ if [[ $durable == 0 ]]; then
     fi
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/memoria-load.XXXXXX")
-pids=()
-cleanup() {
-    local pid
+# pg3az runs also stop their PostgreSQL instances and log services.
+bench_before_cleanup() {
     if [[ $pg3az == 1 && -d "$work/pg3az" ]]; then
         PG3AZ_DIR="$work/pg3az" PG3AZ_PG_PORT=$pg_port PG3AZ_SVC_PORT=$svc_port "$repo/e2e/pg3az" down >/dev/null 2>&1 || true
     fi
-    for pid in "${pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        # Give each server a moment to exit cleanly, then insist.
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    rm -rf "$work"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# A free loopback port: nothing accepts a connection on it.
-free_port() {
-    local p
-    while :; do
-        # Below the ephemeral range (32768-60999), where client sockets would collide.
-        p=$((20000 + RANDOM % 12000))
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-            echo "$p"
-            return
-        fi
-    done
-}
+bench_workdir load
 
 # Three consecutive free ports (pg3az uses port, port+1, port+2).
 free_port3() {

@@ -55,29 +55,34 @@ up_port=$(free_port)
 sup_pid=$!
 pids+=("$sup_pid")
 wait_ready "$up_port" memoria "$sup_pid"
-# The primary's own port (the supervisor's port forwards; measured there, the proxy would count).
-primary=""
+# The primary's own port (the supervisor's port forwards; measured there, the proxy would
+# count) and pid, then the replicas' pids, from cluster.json once it names a primary.
+nodes=""
 for _ in $(seq 100); do
-    primary=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print(next((f\"{n['port']} {n['pid']}\" for n in c['nodes'] if n['role'] == 'primary'), ''))" "$work/memoria-data/cluster.json" 2>/dev/null || true)
-    [[ -n "$primary" ]] && break
+    nodes=$(python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1]))
+p = [n for n in c['nodes'] if n['role'] == 'primary']
+if p:
+    print(p[0]['port'], p[0]['pid'], *[n['pid'] for n in c['nodes'] if n['role'] == 'replica'])" "$work/memoria-data/cluster.json" 2>/dev/null || true)
+    [[ -n "$nodes" ]] && break
     sleep 0.1
 done
-[[ -n "$primary" ]] || { echo "memoria up elected no primary:" >&2; cat "$work/memoria.log" >&2; exit 1; }
-read -r primary_port primary_pid <<<"$primary"
-replica_pids=$(python3 -c "import json,sys; c=json.load(open(sys.argv[1])); print(' '.join(str(n['pid']) for n in c['nodes'] if n['role'] == 'replica'))" "$work/memoria-data/cluster.json")
+[[ -n "$nodes" ]] || { echo "memoria up elected no primary:" >&2; cat "$work/memoria.log" >&2; exit 1; }
+read -r primary_port primary_pid replica_pids <<<"$nodes"
 
 load() { # port
     redis-benchmark -h 127.0.0.1 -p "$1" -t set -c "$clients" -P "$pipeline" -d 100 -r "$keyspace" -n "$requests" --csv 2>/dev/null \
         | tr -d '"' | awk -F, 'NR > 1 && $1 == "SET" { print $2; exit }'
 }
-# us of CPU per request for each pid, over one load run against port; prints "ops/s us..."
+# One load run against port; prints "ops/s" and each pid's CPU ticks spent meanwhile.
 measure() { # port pids...
     local port=$1; shift
     local before=() p i=0 out
     for p in "$@"; do before+=("$(ticks "$p")"); done
     out=$(load "$port")
     for p in "$@"; do
-        out="$out $(python3 -c "import sys; print(round((int(sys.argv[1]) - int(sys.argv[2])) * 1e6 / int(sys.argv[3]) / int(sys.argv[4]), 3))" "$(ticks "$p")" "${before[$i]}" "$hz" "$requests")"
+        out="$out $(($(ticks "$p") - before[i]))"
         i=$((i + 1))
     done
     echo "$out"
@@ -92,14 +97,16 @@ for round in $(seq "$repeats"); do
     r=$(measure "$redis_port" "$redis_pid")
     # shellcheck disable=SC2086
     m=$(measure "$primary_port" "$sup_pid" "$primary_pid" $replica_pids)
-    echo "round $round/$repeats  redis: $r  memoria: $m" >&2
+    echo "round $round/$repeats (ops/s, then CPU ticks per process)  redis: $r  memoria: $m" >&2
     rows+=("$r|$m")
 done
 
-python3 - "$clients" "$pipeline" "$requests" "${rows[@]}" <<'EOF'
+python3 - "$clients" "$pipeline" "$requests" "$hz" "${rows[@]}" <<'EOF'
 import statistics, sys
-clients, pipeline, requests = sys.argv[1:4]
-rounds = [[list(map(float, side.split())) for side in r.split("|")] for r in sys.argv[4:]]
+clients, pipeline, requests, hz = sys.argv[1:5]
+# Each side: ops/s, then CPU ticks per process -> microseconds per request.
+us = 1e6 / int(hz) / int(requests)
+rounds = [[[float(x) * (us if i else 1) for i, x in enumerate(side.split())] for side in r.split("|")] for r in sys.argv[5:]]
 med = lambda xs: statistics.median(xs)
 r_ops = med([r[0][0] for r in rounds]); r_cpu = med([r[0][1] for r in rounds])
 m_ops = med([r[1][0] for r in rounds])

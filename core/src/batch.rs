@@ -232,9 +232,7 @@ impl<'a> EffectReader<'a> {
     pub fn at_end(&self) -> bool {
         self.pos == self.buf.len()
     }
-}
 
-impl<'a> EffectReader<'a> {
     /// The next effect, with its arguments' ranges (within `command`) left in `args`, for
     /// a caller that needs them: the command is parsed once.
     pub fn next_with_args(&mut self, args: &mut Vec<(usize, usize)>) -> Option<Effect<'a>> {

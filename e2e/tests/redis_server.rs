@@ -45,27 +45,13 @@ impl Redis {
         redis
     }
 
-    /// `process_id` from INFO server, read with a bare RESP request.
+    /// `process_id` from INFO server on this server's port.
     fn info_pid(&self) -> Option<u32> {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-        s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n").ok()?;
-        let mut buf = Vec::new();
-        let mut chunk = [0u8; 4096];
-        loop {
-            let text = String::from_utf8_lossy(&buf);
-            if let Some(rest) = text.split_once("process_id:").map(|(_, r)| r) {
-                if let Some((pid, _)) = rest.split_once("\r\n") {
-                    return pid.parse().ok();
-                }
-            }
-            let n = s.read(&mut chunk).ok()?;
-            if n == 0 {
-                return None;
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
+        let client = redis::Client::open(format!("redis://{}/", self.addr())).ok()?;
+        let mut con = client.get_connection_with_timeout(Duration::from_secs(10)).ok()?;
+        con.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+        let info: redis::InfoDict = redis::cmd("INFO").arg("server").query(&mut con).ok()?;
+        info.get("process_id")
     }
 
     fn addr(&self) -> String {

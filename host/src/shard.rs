@@ -1051,10 +1051,10 @@ impl Shard {
     fn release(&mut self) {
         let acked = self.tracker.acked();
         let now = Instant::now();
-        let ids: Vec<u64> = self.held.keys().copied().collect();
         let mut starts = Vec::new();
-        for id in ids {
-            let Some(mut q) = self.held.remove(&id) else { continue };
+        // Taken out so each queue can hand its replies to `push_out_owned` in place.
+        let mut held = std::mem::take(&mut self.held);
+        held.retain(|&id, q| {
             while let Some(h) = q.front_mut()
                 && h.need <= acked
             {
@@ -1071,10 +1071,9 @@ impl Shard {
                 self.stats.record(now.saturating_duration_since(h.since), h.answered);
                 self.push_out_owned(id, h.data, h.close, h.answered);
             }
-            if !q.is_empty() {
-                self.held.insert(id, q);
-            }
-        }
+            !q.is_empty()
+        });
+        self.held = held;
         for (id, token, req) in starts {
             self.start_wait(id, token, req);
         }
@@ -1116,7 +1115,7 @@ impl Shard {
             for _ in 0..n {
                 data.extend_from_slice(msg);
             }
-            self.push_out(id, &data, true, n);
+            self.push_out_owned(id, data, true, n);
         }
         let ids: Vec<u64> = self.clients.keys().copied().collect();
         for id in ids {

@@ -96,9 +96,7 @@ impl Tracker {
         while self.by_seq.front().is_some_and(|k| k.seq <= seq) {
             let done = self.by_seq.pop_front().expect("checked");
             for k in done.keys() {
-                if let Some(&s) = self.pending.get(k)
-                    && s == done.seq
-                {
+                if self.pending.get(k) == Some(&done.seq) {
                     self.pending.remove(k);
                 }
             }

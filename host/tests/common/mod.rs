@@ -127,20 +127,11 @@ fn serves_on(child: &mut Child, port: u16) -> bool {
 
 /// `process_id` from INFO server on `port`; None on any connection or reply error.
 fn info_pid(port: u16) -> Option<u32> {
-    use std::io::{Read, Write};
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n").ok()?;
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let text = String::from_utf8_lossy(&buf);
-        if let Some((pid, _)) = text.split_once("process_id:").and_then(|(_, rest)| rest.split_once("\r\n")) {
-            return pid.parse().ok();
-        }
-        let n = s.read(&mut chunk).ok().filter(|&n| n > 0)?;
-        buf.extend_from_slice(&chunk[..n]);
-    }
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).ok()?;
+    let mut con = client.get_connection_with_timeout(Duration::from_secs(10)).ok()?;
+    con.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let info: redis::InfoDict = redis::cmd("INFO").arg("server").query(&mut con).ok()?;
+    info.get("process_id")
 }
 
 impl Drop for RedisServer {

@@ -11,7 +11,13 @@
 #    BGSAVE back to back; the fork time and the memory of the server and its fork child
 #    (PSS, so shared copy-on-write pages are counted once).
 #
-#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE]
+#  CPUs: the saving work runs off the serving CPUs, as it runs off the serving node in
+#  production. The first half of the CPUs serves (the node, redis-benchmark and the
+#  trickle), the rest saves: memoria's snapshot process is pinned there, and redis-server
+#  forks its BGSAVE child there (`bgsave_cpulist`). -u shares every CPU between both
+#  instead (on a small machine the snapshot process then takes its CPU from the primary).
+#
+#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE] [-u]
 set -euo pipefail
 
 keys=1000000
@@ -22,17 +28,32 @@ pipeline=1
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
-while getopts "r:n:k:c:P:b:h" o; do
+split=1
+while getopts "r:n:k:c:P:b:uh" o; do
     case $o in
         r) keys=$OPTARG ;; n) requests=$OPTARG ;; k) repeats=$OPTARG ;; c) clients=$OPTARG ;;
-        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;;
-        *) sed -n 2,17p "$0"; exit 1 ;;
+        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;; u) split=0 ;;
+        *) sed -n 2,23p "$0"; exit 1 ;;
     esac
 done
 for tool in redis-server redis-benchmark redis-cli; do
     command -v $tool >/dev/null || { echo "$tool is required (apt-get install redis-server redis-tools)" >&2; exit 1; }
 done
 [[ -x "$memoria_bin" ]] || { echo "no memoria binary at $memoria_bin (cargo build --release -p memoria-host)" >&2; exit 1; }
+
+ncpu=$(nproc)
+if (( split )) && (( ncpu < 2 )); then
+    echo "one CPU: nothing to split, every process shares it (as with -u)" >&2; split=0
+fi
+if (( split )); then
+    command -v taskset >/dev/null || { echo "taskset is required to split the CPUs (apt-get install util-linux), or pass -u" >&2; exit 1; }
+    serve_cpus="0-$((ncpu / 2 - 1))"; save_cpus="$((ncpu / 2))-$((ncpu - 1))"
+    on_serve="taskset -c $serve_cpus"; on_save="taskset -c $save_cpus"
+    cpus_note="serving on CPUs $serve_cpus (node, redis-benchmark, trickle), saving on CPUs $save_cpus"
+else
+    on_serve=""; on_save=""
+    cpus_note="every process on every CPU"
+fi
 
 work=$(mktemp -d /tmp/memoria-snapshot-impact.XXXXXX)
 pids=()
@@ -56,7 +77,7 @@ preload() { # port
 }
 # "rps p99 max" of one redis-benchmark run
 bench() { # port test
-    redis-benchmark -p "$1" -t "$2" -P "$pipeline" -n "$requests" -c "$clients" -d 100 -r "$keys" --csv 2>/dev/null \
+    $on_serve redis-benchmark -p "$1" -t "$2" -P "$pipeline" -n "$requests" -c "$clients" -d 100 -r "$keys" --csv 2>/dev/null \
         | tr -d '"' | awk -F, 'NR > 1 && $1 != "" { print $2, $7, $8; exit }'
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -70,7 +91,7 @@ pss_kb() { # pids... -> total PSS in kB
     echo $t
 }
 trickle() { # port: ~100 writes/s until killed
-    while true; do redis-cli -p "$1" set "trickle:$((RANDOM % 1000))" "$RANDOM" >/dev/null 2>&1 || true; sleep 0.01; done
+    while true; do $on_serve redis-cli -p "$1" set "trickle:$((RANDOM % 1000))" "$RANDOM" >/dev/null 2>&1 || true; sleep 0.01; done
 }
 
 # As the scheduler of `memoria up` runs a snapshot: nice 19 and SCHED_IDLE.
@@ -79,14 +100,14 @@ command -v chrt >/dev/null && idle="chrt --idle 0 nice -n 19"
 
 # ---- memoria ----
 mport=$(free_port)
-"$memoria_bin" up --single-process --no-snapshots --port "$mport" --data-dir "$work/m" >"$work/memoria.log" 2>&1 &
+$on_serve "$memoria_bin" up --single-process --no-snapshots --port "$mport" --data-dir "$work/m" >"$work/memoria.log" 2>&1 &
 mpid=$!; pids+=($mpid)
 wait_ready "$mport"
 echo "preloading $keys keys into memoria…" >&2
 preload "$mport"
 trickle "$mport" & pids+=($!)
 # A first snapshot, so every later one starts from a snapshot as in steady state.
-"$memoria_bin" snapshot --data-dir "$work/m" >"$work/first-snapshot.log" 2>&1
+$on_save "$memoria_bin" snapshot --data-dir "$work/m" >"$work/first-snapshot.log" 2>&1
 declare -A res
 snaps_before=$(ls "$work/m/snapshots/shard-0/manifests" | wc -l)
 snapshot_runs=0
@@ -94,7 +115,7 @@ peak_snap_pss=0
 for round in $(seq 1 "$repeats"); do
     for t in get set; do
         res[$t,off]+="$(bench "$mport" $t) "$'\n'
-        $idle "$memoria_bin" snapshot --data-dir "$work/m" --schedule --poll-ms 50 \
+        $on_save $idle "$memoria_bin" snapshot --data-dir "$work/m" --schedule --poll-ms 50 \
             --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 \
             >"$work/sched.log" 2>&1 &
         spid=$!
@@ -114,7 +135,7 @@ for round in $(seq 1 "$repeats"); do
 done
 col() { printf '%s' "$1" | awk -v c="$2" 'NF { print $c }'; }
 echo
-printf 'memoria: %s keys, %s clients, pipeline %s, %s requests per run, median of %s; during the runs with snapshots the snapshot process used %.1f CPU-seconds and published %s snapshots\n' "$keys" "$clients" "$pipeline" "$requests" "$repeats" "$snap_cpu" "$snapshot_runs"
+printf 'memoria: %s keys, %s clients, pipeline %s, %s requests per run, median of %s, %s; during the runs with snapshots the snapshot process used %.1f CPU-seconds and published %s snapshots\n' "$keys" "$clients" "$pipeline" "$requests" "$repeats" "$cpus_note" "$snap_cpu" "$snapshot_runs"
 echo
 echo "| test | no snapshots ops/s | p99 ms | snapshots back to back ops/s | p99 ms | throughput ratio | p99 ratio |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
@@ -130,7 +151,9 @@ kill $mpid; wait $mpid 2>/dev/null || true
 
 # ---- redis-server ----
 rport=$(free_port)
-redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" --daemonize no >"$work/redis.log" 2>&1 &
+redis_cpus=()
+(( split )) && redis_cpus=(--server_cpulist "$serve_cpus" --bio_cpulist "$serve_cpus" --bgsave_cpulist "$save_cpus")
+$on_serve redis-server "${redis_cpus[@]}" --port "$rport" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" --daemonize no >"$work/redis.log" 2>&1 &
 rpid=$!; pids+=($rpid)
 wait_ready "$rport"
 echo "preloading $keys keys into redis-server…" >&2
@@ -158,7 +181,7 @@ for round in $(seq 1 "$repeats"); do
     done
 done
 echo
-echo "redis-server 7.0: same keys and load, without and with BGSAVE back to back (median of $repeats)"
+echo "redis-server 7.0: same keys and load, without and with BGSAVE back to back (median of $repeats, $cpus_note)"
 echo
 echo "| test | no BGSAVE ops/s | p99 ms | max ms | BGSAVE back to back ops/s | p99 ms | max ms | throughput ratio | p99 ratio |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"

@@ -14,7 +14,7 @@ use sqlx::ConnectOptions;
 /// Applies only migration 0001, as a build from before 0002 did.
 async fn old_schema(path: &std::path::Path) {
     let only_first = tempfile::tempdir().unwrap();
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/sqlite/0001_log.sql");
+    let src = common::manifest_dir().join("../migrations/sqlite/0001_log.sql");
     std::fs::copy(src, only_first.path().join("0001_log.sql")).unwrap();
     let mut conn = SqliteConnectOptions::new().filename(path).create_if_missing(true).connect().await.unwrap();
     Migrator::new(only_first.path()).await.unwrap().run(&mut conn).await.unwrap();

@@ -19,6 +19,13 @@ pub fn binary(name: &str) -> PathBuf {
     p
 }
 
+/// This crate's directory. `cargo test` sets it when it runs a test; the compile-time
+/// value is only the fallback, because a warm target dir shared by two checkouts (a CI
+/// clone and a working tree) can hand one checkout a test binary built in the other.
+pub fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
 pub fn free_port() -> u16 {
     free_port_run(1)
 }
@@ -453,7 +460,7 @@ impl Pg3Az {
     }
 
     fn try_run(&self, args: &[&str]) -> Result<String, String> {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("pg3az");
+        let script = manifest_dir().join("pg3az");
         let out = Command::new(script)
             .args(args)
             .env("PG3AZ_DIR", &self.dir)

@@ -185,7 +185,7 @@ impl Pg3Az {
     }
 
     pub fn script() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../e2e/pg3az")
+        manifest_dir().join("../e2e/pg3az")
     }
 
     /// Runs a subcommand; panics with its output on failure. Returns stdout.
@@ -226,4 +226,11 @@ impl Drop for Pg3Az {
             .stdin(Stdio::null())
             .output();
     }
+}
+
+/// This crate's directory. `cargo test` sets it when it runs a test; the compile-time
+/// value is only the fallback, because a warm target dir shared by two checkouts (a CI
+/// clone and a working tree) can hand one checkout a test binary built in the other.
+pub fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }

@@ -14,8 +14,11 @@
 #  CPUs: the saving work runs off the serving CPUs, as it runs off the serving node in
 #  production. The first half of the CPUs serves (the node, redis-benchmark and the
 #  trickle), the rest saves: memoria's snapshot process is pinned there, and redis-server
-#  forks its BGSAVE child there (`bgsave_cpulist`). -u shares every CPU between both
-#  instead (on a small machine the snapshot process then takes its CPU from the primary).
+#  forks its BGSAVE child there (`bgsave_cpulist`). As a control, each round also runs
+#  the load while a busy loop holds the saving CPUs: on a VM whose vCPUs share a physical
+#  core, any work there slows the serving CPU, whatever it is. -u shares every CPU between
+#  both instead (on a small machine the snapshot process then takes its CPU from the
+#  primary) and skips the control.
 #
 #   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE] [-u]
 set -euo pipefail
@@ -90,6 +93,14 @@ pss_kb() { # pids... -> total PSS in kB
     done
     echo $t
 }
+# "rps p99 max" of one run while a busy loop holds the saving CPUs ("- - -" without a split)
+bench_busy() { # port test
+    (( split )) || { echo "- - -"; return; }
+    $on_save sh -c 'while :; do :; done' &
+    local spin=$!
+    bench "$1" "$2"
+    kill $spin; wait $spin 2>/dev/null || true
+}
 trickle() { # port: ~100 writes/s until killed
     while true; do $on_serve redis-cli -p "$1" set "trickle:$((RANDOM % 1000))" "$RANDOM" >/dev/null 2>&1 || true; sleep 0.01; done
 }
@@ -115,8 +126,9 @@ peak_snap_pss=0
 for round in $(seq 1 "$repeats"); do
     for t in get set; do
         res[$t,off]+="$(bench "$mport" $t) "$'\n'
+        res[$t,busy]+="$(bench_busy "$mport" $t) "$'\n'
         $on_save $idle "$memoria_bin" snapshot --data-dir "$work/m" --schedule --poll-ms 50 \
-            --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 \
+            --snapshot-growth-ratio 0 --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 \
             >"$work/sched.log" 2>&1 &
         spid=$!
         sleep 1 # the snapshot process is busy from here on
@@ -134,15 +146,23 @@ for round in $(seq 1 "$repeats"); do
     done
 done
 col() { printf '%s' "$1" | awk -v c="$2" 'NF { print $c }'; }
+busy_col() { # rows column: the median, or n/a without a split
+    (( split )) || { echo n/a; return; }
+    median $(col "$1" "$2") | awk -v c="$2" '{ printf (c == 1 ? "%.0f" : "%.3f"), $1 }'
+}
+busy_ratio() { # ops/s-with-snapshots busy-rows
+    (( split )) || { echo n/a; return; }
+    printf '%.2f×' "$(echo "$1 / $(median $(col "$2" 1))" | bc -l)"
+}
 echo
 printf 'memoria: %s keys, %s clients, pipeline %s, %s requests per run, median of %s, %s; during the runs with snapshots the snapshot process used %.1f CPU-seconds and published %s snapshots\n' "$keys" "$clients" "$pipeline" "$requests" "$repeats" "$cpus_note" "$snap_cpu" "$snapshot_runs"
 echo
-echo "| test | no snapshots ops/s | p99 ms | snapshots back to back ops/s | p99 ms | throughput ratio | p99 ratio |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| test | no snapshots ops/s | p99 ms | saving CPUs busy-looping ops/s | p99 ms | snapshots back to back ops/s | p99 ms | throughput ratio | p99 ratio | throughput vs busy loop |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for t in get set; do
     r0=$(median $(col "${res[$t,off]}" 1)); p0=$(median $(col "${res[$t,off]}" 2))
     r1=$(median $(col "${res[$t,on]}" 1)); p1=$(median $(col "${res[$t,on]}" 2))
-    printf '| %s | %.0f | %.3f | %.0f | %.3f | %.2f× | %.2f× |\n' "${t^^}" "$r0" "$p0" "$r1" "$p1" "$(echo "$r1 / $r0" | bc -l)" "$(echo "$p1 / $p0" | bc -l)"
+    printf '| %s | %.0f | %.3f | %s | %s | %.0f | %.3f | %.2f× | %.2f× | %s |\n' "${t^^}" "$r0" "$p0" "$(busy_col "${res[$t,busy]}" 1)" "$(busy_col "${res[$t,busy]}" 2)" "$r1" "$p1" "$(echo "$r1 / $r0" | bc -l)" "$(echo "$p1 / $p0" | bc -l)" "$(busy_ratio "$r1" "${res[$t,busy]}")"
 done
 mem0=$(imedian $(col "${res[mem]}" 1)); mem1=$(imedian $(col "${res[mem]}" 2))
 echo
@@ -164,6 +184,7 @@ forks=()
 for round in $(seq 1 "$repeats"); do
     for t in get set; do
         rr[$t,off]+="$(bench "$rport" $t) "$'\n'
+        rr[$t,busy]+="$(bench_busy "$rport" $t) "$'\n'
         base=$(pss_kb "$rpid")
         ( while true; do
             redis-cli -p "$rport" bgsave >/dev/null 2>&1 || true
@@ -183,12 +204,12 @@ done
 echo
 echo "redis-server 7.0: same keys and load, without and with BGSAVE back to back (median of $repeats, $cpus_note)"
 echo
-echo "| test | no BGSAVE ops/s | p99 ms | max ms | BGSAVE back to back ops/s | p99 ms | max ms | throughput ratio | p99 ratio |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| test | no BGSAVE ops/s | p99 ms | max ms | saving CPUs busy-looping ops/s | p99 ms | BGSAVE back to back ops/s | p99 ms | max ms | throughput ratio | p99 ratio | throughput vs busy loop |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for t in get set; do
     r0=$(median $(col "${rr[$t,off]}" 1)); p0=$(median $(col "${rr[$t,off]}" 2)); x0=$(median $(col "${rr[$t,off]}" 3))
     r1=$(median $(col "${rr[$t,on]}" 1)); p1=$(median $(col "${rr[$t,on]}" 2)); x1=$(median $(col "${rr[$t,on]}" 3))
-    printf '| %s | %.0f | %.3f | %.1f | %.0f | %.3f | %.1f | %.2f× | %.2f× |\n' "${t^^}" "$r0" "$p0" "$x0" "$r1" "$p1" "$x1" "$(echo "$r1 / $r0" | bc -l)" "$(echo "$p1 / $p0" | bc -l)"
+    printf '| %s | %.0f | %.3f | %.1f | %s | %s | %.0f | %.3f | %.1f | %.2f× | %.2f× | %s |\n' "${t^^}" "$r0" "$p0" "$x0" "$(busy_col "${rr[$t,busy]}" 1)" "$(busy_col "${rr[$t,busy]}" 2)" "$r1" "$p1" "$x1" "$(echo "$r1 / $r0" | bc -l)" "$(echo "$p1 / $p0" | bc -l)" "$(busy_ratio "$r1" "${rr[$t,busy]}")"
 done
 b=$(imedian $(col "${rr[mem]}" 1)); p=$(imedian $(col "${rr[mem]}" 2))
 echo

@@ -21,6 +21,9 @@ use crate::notify::Tails;
 /// parameter limit.
 const ROWS_PER_STATEMENT: usize = 1_000;
 
+/// Entries deleted per transaction by a truncation.
+const DELETE_CHUNK: i64 = 1_000;
+
 #[derive(Clone)]
 pub struct SqliteStore {
     writer: SqlitePool,
@@ -397,8 +400,25 @@ impl LogStore for SqliteStore {
 
     async fn delete_before(&self, log: &str, before: u64) -> Result<u64, LogError> {
         let before = to_i64(before, "before")?;
-        let r = sqlx::query("DELETE FROM entries WHERE log = ? AND id < ?").bind(log).bind(before).execute(&self.writer).await.map_err(db_err)?;
-        Ok(r.rows_affected())
+        let first: Option<i64> = sqlx::query_scalar("SELECT min(id) FROM entries WHERE log = ?").bind(log).fetch_one(&self.readers).await.map_err(db_err)?;
+        let Some(mut from) = first else { return Ok(0) };
+        let mut deleted = 0;
+        // Ids are dense, so a range of DELETE_CHUNK ids is at most that many rows: each chunk
+        // is its own short transaction, and appends (queued on this pool, or waiting on the
+        // file lock in another process) get the write lock between chunks.
+        while from < before {
+            let upto = before.min(from.saturating_add(DELETE_CHUNK));
+            let started = std::time::Instant::now();
+            let r = sqlx::query("DELETE FROM entries WHERE log = ? AND id < ?").bind(log).bind(upto).execute(&self.writer).await.map_err(db_err)?;
+            deleted += r.rows_affected();
+            from = upto;
+            if from < before {
+                // At most half of the write lock's time: another process's busy handler
+                // polls with growing sleeps, and must find the lock free when it looks.
+                tokio::time::sleep(started.elapsed().max(Duration::from_millis(1))).await;
+            }
+        }
+        Ok(deleted)
     }
 
     fn announce(&self, _log: &str, _id: u64) {

@@ -20,7 +20,12 @@
 #  both instead (on a small machine the snapshot process then takes its CPU from the
 #  primary) and skips the control.
 #
-#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE] [-u]
+#  -S STORE puts the snapshots elsewhere (a directory or an object_store URL). By default
+#  they go under the data directory, on the disk whose fsyncs acknowledge the SETs: the
+#  snapshot's own writes and fsyncs then share that disk's journal, which an off-box
+#  object store would not.
+#
+#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE] [-u] [-S STORE]
 set -euo pipefail
 
 keys=1000000
@@ -32,11 +37,12 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
 split=1
-while getopts "r:n:k:c:P:b:uh" o; do
+store=""
+while getopts "r:n:k:c:P:b:uS:h" o; do
     case $o in
         r) keys=$OPTARG ;; n) requests=$OPTARG ;; k) repeats=$OPTARG ;; c) clients=$OPTARG ;;
-        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;; u) split=0 ;;
-        *) sed -n 2,23p "$0"; exit 1 ;;
+        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;; u) split=0 ;; S) store=$OPTARG ;;
+        *) sed -n 2,28p "$0"; exit 1 ;;
     esac
 done
 for tool in redis-server redis-benchmark redis-cli; do
@@ -118,16 +124,17 @@ echo "preloading $keys keys into memoria…" >&2
 preload "$mport"
 trickle "$mport" & pids+=($!)
 # A first snapshot, so every later one starts from a snapshot as in steady state.
-$on_save "$memoria_bin" snapshot --data-dir "$work/m" >"$work/first-snapshot.log" 2>&1
+store_args=()
+[[ -n $store ]] && store_args=(--store "$store")
+$on_save "$memoria_bin" snapshot --data-dir "$work/m" "${store_args[@]}" >"$work/first-snapshot.log" 2>&1
 declare -A res
-snaps_before=$(ls "$work/m/snapshots/shard-0/manifests" | wc -l)
 snapshot_runs=0
 peak_snap_pss=0
 for round in $(seq 1 "$repeats"); do
     for t in get set; do
         res[$t,off]+="$(bench "$mport" $t) "$'\n'
         res[$t,busy]+="$(bench_busy "$mport" $t) "$'\n'
-        $on_save $idle "$memoria_bin" snapshot --data-dir "$work/m" --schedule --poll-ms 50 \
+        $on_save $idle "$memoria_bin" snapshot --data-dir "$work/m" "${store_args[@]}" --schedule --poll-ms 50 \
             --snapshot-growth-ratio 0 --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 \
             >"$work/sched.log" 2>&1 &
         spid=$!

@@ -160,6 +160,20 @@ async fn run_group(pool: &SqlitePool, group: &[Job]) -> Result<Vec<Result<Insert
     // IMMEDIATE: take the write lock now, so a second process waits here (busy_timeout)
     // rather than failing mid-transaction.
     exec(&mut conn, "BEGIN IMMEDIATE").await?;
+    if let [job] = group {
+        // One append (the usual case: a shard has one in flight): the transaction is its
+        // own savepoint, which saves two statements, each a hop to SQLite's worker thread.
+        let r = insert_one(&mut conn, job).await;
+        let end = if matches!(r, Ok(InsertOutcome::Inserted)) { "COMMIT" } else { "ROLLBACK" };
+        if let Err(e) = exec(&mut conn, end).await {
+            let _ = exec(&mut conn, "ROLLBACK").await;
+            return Err(e);
+        }
+        return match r {
+            Err(e @ (LogError::Internal(_) | LogError::Unavailable(_))) => Err(e),
+            r => Ok(vec![r]),
+        };
+    }
     let mut out = Vec::with_capacity(group.len());
     for job in group {
         if let Err(e) = exec(&mut conn, "SAVEPOINT append").await {

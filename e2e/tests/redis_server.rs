@@ -34,24 +34,29 @@ impl Redis {
             .expect("redis-server is installed (apt-get install redis-server)");
         let mut redis = Redis { child, port };
         let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        // Whoever else holds the port would answer as well: the pid says it is this child.
+        // A listening port is not yet a server that answers (a CI run once saw INFO fail
+        // right after the connect went through), so errors are retried until the deadline.
+        loop {
             assert!(redis.child.try_wait().ok().flatten().is_none(), "redis-server exited: port {port} is taken");
-            assert!(Instant::now() < deadline, "redis-server did not start on port {port}");
+            match redis.info_pid() {
+                Ok(pid) => {
+                    assert_eq!(pid, Some(redis.child.id()), "port {port} is served by another process");
+                    return redis;
+                }
+                Err(e) => assert!(Instant::now() < deadline, "redis-server did not answer INFO on port {port}: {e}"),
+            }
             std::thread::sleep(Duration::from_millis(10));
         }
-        // Whoever else holds the port would answer as well: the pid says it is this child.
-        let pid = redis.info_pid();
-        assert_eq!(pid, Some(redis.child.id()), "port {port} is served by another process");
-        redis
     }
 
     /// `process_id` from INFO server on this server's port.
-    fn info_pid(&self) -> Option<u32> {
-        let client = redis::Client::open(format!("redis://{}/", self.addr())).ok()?;
-        let mut con = client.get_connection_with_timeout(Duration::from_secs(10)).ok()?;
-        con.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-        let info: redis::InfoDict = redis::cmd("INFO").arg("server").query(&mut con).ok()?;
-        info.get("process_id")
+    fn info_pid(&self) -> Result<Option<u32>, redis::RedisError> {
+        let client = redis::Client::open(format!("redis://{}/", self.addr()))?;
+        let mut con = client.get_connection_with_timeout(Duration::from_secs(10))?;
+        con.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let info: redis::InfoDict = redis::cmd("INFO").arg("server").query(&mut con)?;
+        Ok(info.get("process_id"))
     }
 
     fn addr(&self) -> String {

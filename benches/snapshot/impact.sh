@@ -25,7 +25,10 @@
 #  snapshot's own writes and fsyncs then share that disk's journal, which an off-box
 #  object store would not.
 #
-#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE] [-u] [-S STORE]
+#  -X ARGS adds arguments to the snapshot scheduler (e.g. -X --snapshot-no-truncate, to
+#  tell the snapshots' own cost from the log truncation's).
+#
+#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE] [-u] [-S STORE] [-X ARGS]
 set -euo pipefail
 
 keys=1000000
@@ -38,11 +41,12 @@ repo=$(cd "$here/../.." && pwd)
 memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
 split=1
 store=""
-while getopts "r:n:k:c:P:b:uS:h" o; do
+extra_sched=""
+while getopts "r:n:k:c:P:b:uS:X:h" o; do
     case $o in
         r) keys=$OPTARG ;; n) requests=$OPTARG ;; k) repeats=$OPTARG ;; c) clients=$OPTARG ;;
-        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;; u) split=0 ;; S) store=$OPTARG ;;
-        *) sed -n 2,28p "$0"; exit 1 ;;
+        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;; u) split=0 ;; S) store=$OPTARG ;; X) extra_sched=$OPTARG ;;
+        *) sed -n 2,31p "$0"; exit 1 ;;
     esac
 done
 for tool in redis-server redis-benchmark redis-cli; do
@@ -135,7 +139,7 @@ for round in $(seq 1 "$repeats"); do
         res[$t,off]+="$(bench "$mport" $t) "$'\n'
         res[$t,busy]+="$(bench_busy "$mport" $t) "$'\n'
         $on_save $idle "$memoria_bin" snapshot --data-dir "$work/m" "${store_args[@]}" --schedule --poll-ms 50 \
-            --snapshot-growth-ratio 0 --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 \
+            --snapshot-growth-ratio 0 --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 $extra_sched \
             >"$work/sched.log" 2>&1 &
         spid=$!
         sleep 1 # the snapshot process is busy from here on

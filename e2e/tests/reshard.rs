@@ -61,11 +61,19 @@ fn start_load(nodes: Vec<String>, writers: usize) -> Load {
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {
-            let c = client(&nodes).get_async_connection().await.expect("cluster connection");
             let tasks: Vec<_> = (0..writers)
                 .map(|w| {
-                    let (mut c, stop) = (c.clone(), s.clone());
+                    let (nodes, stop) = (nodes.clone(), s.clone());
                     tokio::spawn(async move {
+                        // A connection per writer, not clones of one: redis-rs's async
+                        // cluster client sends ASKING as a request of its own and the
+                        // redirected command only after its reply, so on a shared
+                        // connection another writer's command can come between them and
+                        // take the ASKING (the pattern of redis-plus-plus issue 281). That
+                        // command, for a key still at the source, was then served by the
+                        // importing target, and the key's import later overwrote it (a
+                        // CI run lost a write that way; real Redis would do the same).
+                        let mut c = client(&nodes).get_async_connection().await.expect("cluster connection");
                         let mut l = Ledger::default();
                         for (seq, k) in (1u64..).zip(writer_keys(w)) {
                             if stop.load(Ordering::Relaxed) {

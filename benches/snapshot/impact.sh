@@ -4,9 +4,11 @@
 #
 #  memoria: `memoria up --single-process` (log embedded, SQLite), N keys preloaded; GET and
 #    SET throughput and p99 (redis-benchmark) without snapshots, then with `memoria
-#    snapshot --schedule` taking snapshots back to back in its own process (nice 19 and
-#    SCHED_IDLE, as the scheduler of `memoria up` runs them), alternating, median of K runs. A trickle of
-#    writes (~100/s, in both phases) keeps every snapshot from being a no-op during GETs.
+#    snapshot --schedule` taking snapshots back to back in its own process (nice 19,
+#    SCHED_IDLE and its default --cpu-share, as the scheduler of `memoria up` runs them):
+#    K runs without, K with (one scheduler throughout), K without again; medians. A
+#    trickle of writes (~100/s, in every phase) keeps every snapshot from being a no-op
+#    during GETs.
 #  redis-server: the same keys; SET/GET throughput, p99 and max latency without, then with
 #    BGSAVE back to back; the fork time and the memory of the server and its fork child
 #    (PSS, so shared copy-on-write pages are counted once).
@@ -132,28 +134,37 @@ store_args=()
 [[ -n $store ]] && store_args=(--store "$store")
 $on_save "$memoria_bin" snapshot --data-dir "$work/m" "${store_args[@]}" >"$work/first-snapshot.log" 2>&1
 declare -A res
-snapshot_runs=0
-peak_snap_pss=0
+# Without snapshots before and after the runs with them (the median of both brackets any
+# drift of the machine), with one scheduler running through all the runs with snapshots:
+# each snapshot takes several runs' time at the snapshot process's --cpu-share, and a
+# scheduler restarted per run would never publish one.
 for round in $(seq 1 "$repeats"); do
     for t in get set; do
         res[$t,off]+="$(bench "$mport" $t) "$'\n'
         res[$t,busy]+="$(bench_busy "$mport" $t) "$'\n'
-        $on_save $idle "$memoria_bin" snapshot --data-dir "$work/m" "${store_args[@]}" --schedule --poll-ms 50 \
-            --snapshot-growth-ratio 0 --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 $extra_sched \
-            >"$work/sched.log" 2>&1 &
-        spid=$!
-        sleep 1 # the snapshot process is busy from here on
-        m0=$(pss_kb "$mpid")
-        ( while kill -0 $spid 2>/dev/null; do pss_kb $spid; sleep 0.2; done ) >"$work/snap-pss" &
+    done
+done
+$on_save $idle "$memoria_bin" snapshot --data-dir "$work/m" "${store_args[@]}" --schedule --poll-ms 50 \
+    --snapshot-growth-ratio 0 --snapshot-min-log-bytes 0 --snapshot-min-entries 1 --snapshot-min-interval-ms 0 --snapshot-keep 2 $extra_sched \
+    >"$work/sched.log" 2>&1 &
+spid=$!
+sleep 1 # the snapshot process is busy from here on
+m0=$(pss_kb "$mpid")
+( while kill -0 $spid 2>/dev/null; do pss_kb $spid; sleep 0.2; done ) >"$work/snap-pss" &
+for round in $(seq 1 "$repeats"); do
+    for t in get set; do
         res[$t,on]+="$(bench "$mport" $t) "$'\n'
-        m1=$(pss_kb "$mpid")
-        cpu=$(awk '{ print ($14 + $15) / 100 }' "/proc/$spid/stat" 2>/dev/null || echo 0)
-        snap_cpu=$(echo "${snap_cpu:-0} + $cpu" | bc -l)
-        kill $spid; wait $spid 2>/dev/null || true
-        snapshot_runs=$((snapshot_runs + $(grep -c "snapshot published" "$work/sched.log" || true)))
-        p=$(sort -n "$work/snap-pss" | tail -1); p=${p:-0}
-        (( p > peak_snap_pss )) && peak_snap_pss=$p
-        res[mem]+="$m0 $m1"$'\n'
+    done
+done
+m1=$(pss_kb "$mpid")
+snap_cpu=$(awk '{ print ($14 + $15) / 100 }' "/proc/$spid/stat" 2>/dev/null || echo 0)
+kill $spid; wait $spid 2>/dev/null || true
+snapshot_runs=$(grep -c "snapshot published" "$work/sched.log" || true)
+peak_snap_pss=$(sort -n "$work/snap-pss" | tail -1); peak_snap_pss=${peak_snap_pss:-0}
+res[mem]="$m0 $m1"$'\n'
+for round in $(seq 1 "$repeats"); do
+    for t in get set; do
+        res[$t,off]+="$(bench "$mport" $t) "$'\n'
     done
 done
 col() { printf '%s' "$1" | awk -v c="$2" 'NF { print $c }'; }
@@ -166,7 +177,7 @@ busy_ratio() { # ops/s-with-snapshots busy-rows
     printf '%.2f×' "$(echo "$1 / $(median $(col "$2" 1))" | bc -l)"
 }
 echo
-printf 'memoria: %s keys, %s clients, pipeline %s, %s requests per run, median of %s, %s; during the runs with snapshots the snapshot process used %.1f CPU-seconds and published %s snapshots\n' "$keys" "$clients" "$pipeline" "$requests" "$repeats" "$cpus_note" "$snap_cpu" "$snapshot_runs"
+printf 'memoria: %s keys, %s clients, pipeline %s, %s requests per run, median of %s runs without snapshots (before and after) and %s with, %s; during the runs with snapshots the snapshot process used %.1f CPU-seconds and published %s snapshots\n' "$keys" "$clients" "$pipeline" "$requests" "$((2 * repeats))" "$repeats" "$cpus_note" "$snap_cpu" "$snapshot_runs"
 echo
 echo "| test | no snapshots ops/s | p99 ms | saving CPUs busy-looping ops/s | p99 ms | snapshots back to back ops/s | p99 ms | throughput ratio | p99 ratio | throughput vs busy loop |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"

@@ -6,6 +6,7 @@ use std::time::Duration;
 use memoria_log::{LogCore, LogHandle};
 
 use super::make::{make, Made, MakeOptions};
+use super::paced::Pacing;
 use super::schedule::{self, Policy, Runner};
 use super::store::SnapshotStore;
 use super::shard_log;
@@ -35,6 +36,15 @@ pub struct SnapshotArgs {
     /// Dump page (chunk) size in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub chunk_bytes: u32,
+    /// Most share of the time the snapshot works, in (0, 1]: it sleeps in between, so
+    /// its memory and disk traffic leave the serving nodes on the same machine alone.
+    /// Snapshots take 1/share times as long.
+    #[arg(long, default_value_t = DEFAULT_CPU_SHARE)]
+    pub cpu_share: f64,
+    /// A local store hands each chunk to the disk in pieces of this many KiB (0: whole
+    /// chunks), so no burst of dirty pages stalls the log's fsyncs.
+    #[arg(long, default_value_t = 1024)]
+    pub sync_kib: usize,
     /// Keep running: snapshot whenever the log has grown enough, truncate behind.
     #[arg(long)]
     pub schedule: bool,
@@ -44,6 +54,9 @@ pub struct SnapshotArgs {
     #[command(flatten)]
     pub policy: Policy,
 }
+
+/// The snapshot process's default share of the time (see `--cpu-share`).
+pub const DEFAULT_CPU_SHARE: f64 = 0.25;
 
 /// Where the snapshots of a data directory go unless told otherwise.
 pub fn default_store(data_dir: &str) -> String {
@@ -67,7 +80,13 @@ pub fn run(a: SnapshotArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
         let api = open_log(&a).await?;
-        let store = SnapshotStore::open(&a.store.clone().unwrap_or_else(|| default_store(&a.data_dir))).map_err(|e| anyhow::anyhow!("snapshot store: {e}"))?;
+        if !(a.cpu_share > 0.0 && a.cpu_share <= 1.0) {
+            anyhow::bail!("--cpu-share must be in (0, 1], not {}", a.cpu_share);
+        }
+        let pacing = Pacing { sync_bytes: a.sync_kib << 10, cpu_share: a.cpu_share };
+        let store = SnapshotStore::open(&a.store.clone().unwrap_or_else(|| default_store(&a.data_dir)))
+            .map_err(|e| anyhow::anyhow!("snapshot store: {e}"))?
+            .with_pacing(pacing);
         let log = shard_log(a.shard);
         let factory = EngineFactory::new()?;
         let opts = MakeOptions { chunk_bytes: a.chunk_bytes, target: a.target };

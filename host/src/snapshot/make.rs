@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use memoria_log::{chain, Checksum, Kind, LogApi, LogError, LogHandle, MarkPayload, FORMAT_VERSION, GENESIS};
 
 use super::format::{self, DataChecksum};
+use super::paced::Duty;
 use super::manifest::{snapshot_name, ChunkRef, Manifest};
 use super::progress::Progress;
 use super::restore;
@@ -81,7 +82,7 @@ pub fn verify_entries(log: &str, prev_id: &mut u64, prev: &mut Checksum, entries
 
 /// Replays `log` from (`after`, `anchor`) to exactly `target` into `engine`, verifying the
 /// chain and marks of every entry before applying it.
-pub async fn replay_verified(api: &LogHandle, log: &str, after: u64, anchor: Checksum, target: u64, engine: &mut ShardEngine) -> Result<Verified, SnapshotError> {
+pub async fn replay_verified(api: &LogHandle, log: &str, after: u64, anchor: Checksum, target: u64, engine: &mut ShardEngine, duty: &mut Duty) -> Result<Verified, SnapshotError> {
     let mut v = Verified { last_id: after, checksum: anchor, entries: 0, bytes: 0, marks: 0 };
     let mut progress = Progress::new("replay", target - after, "entries");
     let mut r = Replayed { last_id: after, tail_id: after, max_epoch: 0, data_entries: 0, effects: 0, leader: None };
@@ -110,6 +111,7 @@ pub async fn replay_verified(api: &LogHandle, log: &str, after: u64, anchor: Che
         v.last_id = prev_id;
         v.checksum = prev;
         progress.inc(entries.len() as u64);
+        duty.step().await;
     }
     progress.finish();
     Ok(v)
@@ -131,7 +133,7 @@ pub async fn make(factory: &EngineFactory, api: &LogHandle, log: &str, store: &S
         return Ok(Made::UpToDate { last_id: after });
     }
     tracing::info!(log, base = base.as_ref().map(|m| m.name.as_str()), from = after, target, "snapshot: replaying the log");
-    let v = replay_verified(api, log, after, anchor, target, &mut engine).await?;
+    let v = replay_verified(api, log, after, anchor, target, &mut engine, &mut store.duty()).await?;
     let digest = format::hex(&engine.digest()?);
     let keys = engine.key_count()?;
     let created = now_unix_ms();
@@ -207,6 +209,7 @@ async fn dump(engine: &mut ShardEngine, log: &str, name: &str, store: &SnapshotS
     let (mut db, mut cursor) = (0u32, 0u64);
     let mut inflight: Option<tokio::task::JoinHandle<Result<(), SnapshotError>>> = None;
     let mut index = 0u32;
+    let mut duty = store.duty();
     loop {
         let page = engine.dump(db, cursor, chunk_bytes)?;
         if !page.data.is_empty() || (page.done && index == 0) {
@@ -221,6 +224,7 @@ async fn dump(engine: &mut ShardEngine, log: &str, name: &str, store: &SnapshotS
             let (store, log, name) = (store.clone(), log.to_string(), name.to_string());
             inflight = Some(tokio::spawn(async move { store.put_chunk(&log, &name, index, bytes).await }));
             index += 1;
+            duty.step().await;
         }
         if page.done {
             break;

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod format;
 pub mod make;
 pub mod manifest;
+pub mod paced;
 pub mod progress;
 pub mod restore;
 pub mod schedule;

@@ -31,6 +31,7 @@ pub struct Loaded {
 pub async fn load_into(store: &SnapshotStore, m: &Manifest, engine: &mut ShardEngine) -> Result<Loaded, SnapshotError> {
     let t0 = Instant::now();
     let mut progress = Progress::new("restore", m.data_bytes, "bytes");
+    let mut duty = store.duty();
     let mut data = DataChecksum::new();
     let mut keys = 0u64;
     let n = m.chunks.len() as u32;
@@ -52,6 +53,7 @@ pub async fn load_into(store: &SnapshotStore, m: &Manifest, engine: &mut ShardEn
         data.add(i, c.payload.len(), &c.checksum);
         keys += engine.load(c.payload)? as u64;
         progress.inc(c.payload.len() as u64);
+        duty.step().await;
     }
     let mismatch = |what, expected: String, got: String| SnapshotError::Mismatch { name: m.name.clone(), what, expected, got };
     let sum = format::hex(&data.finish());

@@ -97,6 +97,25 @@ impl SqliteStore {
         Ok(r.rows_affected())
     }
 
+    /// Deletes the entries of `log` below `upto` in one transaction that commits without an
+    /// fsync (`synchronous = NORMAL`), so it holds the write lock, which every append
+    /// needs, for the DELETE alone and not for a disk flush. Nothing depends on a
+    /// truncation being durable: one lost to a crash leaves entries a snapshot already
+    /// covers, and the next truncation removes them; the WAL is sequential, so the next
+    /// append's fsync makes it durable anyway. The connection is back to FULL before anyone
+    /// else uses it, or it is closed.
+    async fn delete_chunk(&self, log: &str, upto: i64) -> Result<u64, LogError> {
+        let mut conn = self.writer.acquire().await.map_err(db_err)?;
+        exec(&mut conn, "PRAGMA synchronous = NORMAL").await?;
+        let r = sqlx::query("DELETE FROM entries WHERE log = ? AND id < ?").bind(log).bind(upto).execute(&mut *conn).await.map_err(db_err);
+        if let Err(e) = exec(&mut conn, "PRAGMA synchronous = FULL").await {
+            // Never hand a connection that does not fsync its commits to an append.
+            let _ = conn.close().await;
+            return Err(e);
+        }
+        Ok(r?.rows_affected())
+    }
+
     fn push_rows(qb: &mut sqlx::QueryBuilder<sqlx::Sqlite>, log: &str, ts_ms: i64, rows: &[Entry]) -> Result<(), LogError> {
         let mut vals: Vec<(i64, i64, i64, i64, i64, Bytes, Checksum)> = Vec::with_capacity(rows.len());
         for e in rows {
@@ -423,8 +442,7 @@ impl LogStore for SqliteStore {
         while from < before {
             let upto = before.min(from.saturating_add(DELETE_CHUNK));
             let started = std::time::Instant::now();
-            let r = sqlx::query("DELETE FROM entries WHERE log = ? AND id < ?").bind(log).bind(upto).execute(&self.writer).await.map_err(db_err)?;
-            deleted += r.rows_affected();
+            deleted += self.delete_chunk(log, upto).await?;
             from = upto;
             if from < before {
                 // At most half of the write lock's time: another process's busy handler
@@ -440,4 +458,30 @@ impl LogStore for SqliteStore {
     }
 
     fn start_listener(&self, _tails: Tails) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn synchronous(store: &SqliteStore) -> i64 {
+        sqlx::query_scalar("PRAGMA synchronous").fetch_one(&store.writer).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_truncation_leaves_the_writer_fsyncing_its_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("log.sqlite")).await.unwrap();
+        // FULL is 2: every commit (append) is fsynced.
+        assert_eq!(synchronous(&store).await, 2);
+        store.execute_raw("INSERT INTO logs (name, created_ms) VALUES ('l', 0)").await.unwrap();
+        for id in 1..=5i64 {
+            let sql = format!("INSERT INTO entries (log, id, prev_id, epoch, kind, format, payload, checksum, ts_ms) VALUES ('l', {id}, {}, 1, 0, 1, x'00', zeroblob(32), 0)", id - 1);
+            store.execute_raw(&sql).await.unwrap();
+        }
+        assert_eq!(store.delete_chunk("l", 4).await.unwrap(), 3);
+        assert_eq!(synchronous(&store).await, 2, "the append connection must be back to synchronous=FULL");
+        let left: Vec<i64> = sqlx::query_scalar("SELECT id FROM entries WHERE log = 'l' ORDER BY id").fetch_all(&store.readers).await.unwrap();
+        assert_eq!(left, vec![4, 5]);
+    }
 }

@@ -38,8 +38,9 @@ pub struct SnapshotArgs {
     pub chunk_bytes: u32,
     /// Most share of the time the snapshot works, in (0, 1]: it sleeps in between, so
     /// its memory and disk traffic leave the serving nodes on the same machine alone.
-    /// Snapshots take 1/share times as long.
-    #[arg(long, default_value_t = DEFAULT_CPU_SHARE)]
+    /// Snapshots take 1/share times as long. The snapshots `memoria up` schedules read it
+    /// from the environment.
+    #[arg(long, env = "MEMORIA_SNAPSHOT_CPU_SHARE", default_value_t = DEFAULT_CPU_SHARE)]
     pub cpu_share: f64,
     /// A local store hands each chunk to the disk in pieces of this many KiB (0: whole
     /// chunks), so no burst of dirty pages stalls the log's fsyncs.

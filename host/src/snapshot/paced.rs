@@ -7,12 +7,12 @@
 //! share of the time and sleeps in between ([`Duty`]), as PostgreSQL's vacuum cost delay
 //! or RocksDB's compaction rate limiter do: snapshots take longer, serving does not slow.
 //!
-//! Disk: //! A chunk written whole and then fsynced leaves megabytes of dirty pages that the kernel
-//! writes back in one burst; on ext4 (data=ordered) a log fsync that commits the journal
-//! meanwhile waits behind that burst, and every acknowledged write waits for that fsync.
-//! So, like RocksDB's `bytes_per_sync` and its rate limiter: the chunk is written in
-//! pieces, each piece's writeback is started at once (`sync_file_range`) and the one
-//! before it waited for, so at most two pieces are ever dirty.
+//! Disk: a chunk written whole and then fsynced leaves megabytes of dirty pages that the
+//! kernel writes back in one burst; on ext4 (data=ordered) a log fsync that commits the
+//! journal meanwhile waits behind that burst, and every acknowledged write waits for that
+//! fsync. So, like RocksDB's `bytes_per_sync`: the chunk is written in pieces, each
+//! piece's writeback is started at once (`sync_file_range`) and the one before it waited
+//! for, so at most two pieces are ever dirty.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -39,13 +39,12 @@ impl Default for Pacing {
 pub struct Duty {
     share: f64,
     since: Instant,
-    slept: Duration,
 }
 
 impl Duty {
     pub fn new(share: f64) -> Duty {
         let share = if share.is_finite() && share > 0.0 { share.min(1.0) } else { 1.0 };
-        Duty { share, since: Instant::now(), slept: Duration::ZERO }
+        Duty { share, since: Instant::now() }
     }
 
     /// How long to rest after working `worked`.
@@ -61,14 +60,8 @@ impl Duty {
         let rest = self.rest_after(self.since.elapsed());
         if !rest.is_zero() {
             tokio::time::sleep(rest).await;
-            self.slept += rest;
         }
         self.since = Instant::now();
-    }
-
-    /// Time spent resting so far.
-    pub fn slept(&self) -> Duration {
-        self.slept
     }
 }
 

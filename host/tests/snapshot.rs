@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use memoria_host::durable;
 use memoria_host::snapshot::schedule::{self, Policy, Runner};
-use memoria_host::snapshot::{format, make, restore, Made, MakeOptions, SnapshotError, SnapshotStore};
+use memoria_host::snapshot::{format, make, make_warm, restore, Made, MakeOptions, SnapshotError, SnapshotStore, Warm};
 use memoria_host::wasm::{EngineFactory, ShardEngine};
 use memoria_log::{LogApi, LogCore, LogHandle, NewEntry, Store};
 
@@ -143,6 +143,58 @@ async fn snapshot_plus_log_restores_the_same_data_set() {
     assert_eq!(env.node_start().await, (want, b.last_id));
 }
 
+impl Env {
+    async fn published_warm(&self, warm: &mut Option<Warm>) -> memoria_host::snapshot::Manifest {
+        match make_warm(&self.factory, &self.api, LOG, &self.store, &MakeOptions { chunk_bytes: 16 << 10, target: None }, warm).await.expect("snapshot") {
+            Made::Published(m) => m,
+            other => panic!("nothing published: {other:?}"),
+        }
+    }
+}
+
+/// A scheduler keeps the engine it verified and builds the next snapshot on it without
+/// reading the store, but only while that is still the newest snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kept_engine_is_the_next_base_while_it_is_the_newest_snapshot() {
+    let mut env = Env::new().await;
+    let mut warm = None;
+    env.write(400, 4, 2000, 0).await;
+    let a = env.published_warm(&mut warm).await;
+    assert_eq!(warm.as_ref().map(Warm::name), Some(a.name.as_str()));
+
+    // Every chunk of A damaged in the store: a restore of A would fail, so B being built
+    // on A shows the kept engine was used; its digest shows it held A's data.
+    for i in 0..a.chunks.len() as u32 {
+        let path = env.chunk_file(&a.name, i);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    assert!(restore::load_into(&env.store, &a, &mut env.factory.instantiate(5).unwrap()).await.is_err());
+    env.write(300, 3, 3000, 1).await;
+    let b = env.published_warm(&mut warm).await;
+    assert_eq!(b.base.as_deref(), Some(a.name.as_str()));
+    assert_eq!(b.replayed_entries, env.prev_id - a.last_id);
+    let want = env.want();
+    assert_eq!(b.digest, format::hex(&want));
+    assert_eq!(env.node_start().await, (want, b.last_id));
+    assert!(matches!(make_warm(&env.factory, &env.api, LOG, &env.store, &MakeOptions::default(), &mut warm).await.unwrap(), Made::UpToDate { .. }));
+    assert_eq!(warm.as_ref().map(Warm::name), Some(b.name.as_str()), "kept through a round with nothing to do");
+
+    // Another process publishes C: the kept engine (B) is stale, and D restores C instead.
+    env.write(100, 2, 3000, 2).await;
+    let c = env.published().await;
+    assert_eq!(c.base.as_deref(), Some(b.name.as_str()));
+    env.write(100, 2, 3000, 3).await;
+    let d = env.published_warm(&mut warm).await;
+    assert_eq!(d.base.as_deref(), Some(c.name.as_str()));
+    assert_eq!(d.replayed_entries, env.prev_id - c.last_id);
+    let want = env.want();
+    assert_eq!(d.digest, format::hex(&want));
+    assert_eq!(warm.as_ref().map(Warm::name), Some(d.name.as_str()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn damaged_chunks_are_rejected_and_restore_falls_back() {
     let mut env = Env::new().await;
@@ -270,7 +322,7 @@ async fn a_log_whose_chain_does_not_match_its_marks_is_refused() {
 async fn truncation_never_removes_what_no_published_snapshot_covers() {
     let mut env = Env::new().await;
     let policy = Policy { min_log_bytes: 20_000, min_entries: 100, min_interval_ms: 0, margin_entries: 50, keep: 2, ..Policy::default() };
-    let runner = Runner::InProcess { factory: env.factory.clone(), opts: MakeOptions { chunk_bytes: 8 << 10, target: None } };
+    let runner = Runner::in_process(env.factory.clone(), MakeOptions { chunk_bytes: 8 << 10, target: None });
     let mut state = schedule::Observed::default();
     // The log service refuses to truncate past the published snapshot by itself.
     env.write(100, 2, 300, 0).await;

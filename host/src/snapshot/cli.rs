@@ -93,7 +93,7 @@ pub fn run(a: SnapshotArgs) -> anyhow::Result<()> {
         let opts = MakeOptions { chunk_bytes: a.chunk_bytes, target: a.target };
         if a.schedule {
             println!("memoria snapshot: scheduling snapshots of {log} into {}", store.url());
-            let runner = Runner::InProcess { factory, opts };
+            let runner = Runner::in_process(factory, opts);
             let task = schedule::spawn(a.policy.clone(), runner, api, log, store, Duration::from_millis(a.poll_ms));
             tokio::select! {
                 _ = task => {}

@@ -7,11 +7,14 @@
 //! its own process.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Mutex;
 
 use memoria_log::{LogApi, LogHandle};
 
-use super::make::{make, Made, MakeOptions};
+use super::make::{make_warm, Made, MakeOptions, Warm};
 use super::store::{Listed, SnapshotStore};
 use super::{now_unix_ms, SnapshotError};
 use crate::wasm::EngineFactory;
@@ -147,11 +150,16 @@ pub enum Runner {
     /// A child `memoria snapshot` process (`exe` with `args`), at nice `nice` and, on
     /// Linux, in the SCHED_IDLE class.
     Process { exe: PathBuf, args: Vec<String>, env: Vec<(String, String)>, nice: i32 },
-    /// In this process (the snapshot process's own `--schedule` mode).
-    InProcess { factory: EngineFactory, opts: MakeOptions },
+    /// In this process (the snapshot process's own `--schedule` mode), keeping the engine
+    /// of the last verified snapshot for the next one ([`Warm`]).
+    InProcess { factory: EngineFactory, opts: MakeOptions, warm: Arc<Mutex<Option<Warm>>> },
 }
 
 impl Runner {
+    pub fn in_process(factory: EngineFactory, opts: MakeOptions) -> Runner {
+        Runner::InProcess { factory, opts, warm: Arc::default() }
+    }
+
     /// A child process of this very binary: `memoria snapshot <args>`.
     pub fn child(args: Vec<String>, env: Vec<(String, String)>) -> std::io::Result<Runner> {
         Ok(Runner::Process { exe: std::env::current_exe()?, args, env, nice: 19 })
@@ -160,7 +168,7 @@ impl Runner {
 
 async fn run_once(runner: &Runner, api: &LogHandle, log: &str, store: &SnapshotStore) -> Result<(), SnapshotError> {
     match runner {
-        Runner::InProcess { factory, opts } => make(factory, api, log, store, opts).await.map(|m| {
+        Runner::InProcess { factory, opts, warm } => make_warm(factory, api, log, store, opts, &mut *warm.lock().await).await.map(|m| {
             if let Made::UpToDate { last_id } = m {
                 tracing::debug!(log, last_id, "snapshot already up to date");
             }

@@ -30,7 +30,9 @@
 #  -X ARGS adds arguments to the snapshot scheduler (e.g. -X --snapshot-no-truncate, to
 #  tell the snapshots' own cost from the log truncation's).
 #
-#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE] [-u] [-S STORE] [-X ARGS]
+#  -M measures memoria alone (no redis-server part). Each run's figures go to stderr.
+#
+#   benches/snapshot/impact.sh [-r KEYS] [-n REQUESTS] [-k REPEATS] [-c CLIENTS] [-P PIPELINE] [-u] [-M] [-S STORE] [-X ARGS]
 set -euo pipefail
 
 keys=1000000
@@ -44,11 +46,12 @@ memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
 split=1
 store=""
 extra_sched=""
-while getopts "r:n:k:c:P:b:uS:X:h" o; do
+with_redis=1
+while getopts "r:n:k:c:P:b:uMS:X:h" o; do
     case $o in
         r) keys=$OPTARG ;; n) requests=$OPTARG ;; k) repeats=$OPTARG ;; c) clients=$OPTARG ;;
-        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;; u) split=0 ;; S) store=$OPTARG ;; X) extra_sched=$OPTARG ;;
-        *) sed -n 2,31p "$0"; exit 1 ;;
+        P) pipeline=$OPTARG ;; b) memoria_bin=$OPTARG ;; u) split=0 ;; M) with_redis=0 ;; S) store=$OPTARG ;; X) extra_sched=$OPTARG ;;
+        *) sed -n 2,34p "$0"; exit 1 ;;
     esac
 done
 for tool in redis-server redis-benchmark redis-cli; do
@@ -90,10 +93,13 @@ preload() { # port
         for (i = 0; i < n; i++) printf "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$100\r\n%s\r\n", i, v
     }' | redis-cli -p "$1" --pipe >"$work/preload.log" 2>&1
 }
-# "rps p99 max" of one redis-benchmark run
-bench() { # port test
-    $on_serve redis-benchmark -p "$1" -t "$2" -P "$pipeline" -n "$requests" -c "$clients" -d 100 -r "$keys" --csv 2>/dev/null \
-        | tr -d '"' | awk -F, 'NR > 1 && $1 != "" { print $2, $7, $8; exit }'
+# "rps p99 max" of one redis-benchmark run (also on stderr, with `what` in front)
+bench() { # port test [what]
+    local r
+    r=$($on_serve redis-benchmark -p "$1" -t "$2" -P "$pipeline" -n "$requests" -c "$clients" -d 100 -r "$keys" --csv 2>/dev/null \
+        | tr -d '"' | awk -F, 'NR > 1 && $1 != "" { print $2, $7, $8; exit }')
+    echo "  ${3:-run} $2: $r ops/s, p99, max ms" >&2
+    echo "$r"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 imedian() { median "$@" | awk '{ printf "%d\n", $1 }'; }
@@ -110,7 +116,7 @@ bench_busy() { # port test
     (( split )) || { echo "- - -"; return; }
     $on_save sh -c 'while :; do :; done' &
     local spin=$!
-    bench "$1" "$2"
+    bench "$1" "$2" "busy loop"
     kill $spin; wait $spin 2>/dev/null || true
 }
 trickle() { # port: ~100 writes/s until killed
@@ -140,7 +146,7 @@ declare -A res
 # scheduler restarted per run would never publish one.
 for round in $(seq 1 "$repeats"); do
     for t in get set; do
-        res[$t,off]+="$(bench "$mport" $t) "$'\n'
+        res[$t,off]+="$(bench "$mport" $t "memoria, none") "$'\n'
         res[$t,busy]+="$(bench_busy "$mport" $t) "$'\n'
     done
 done
@@ -153,7 +159,7 @@ m0=$(pss_kb "$mpid")
 ( while kill -0 $spid 2>/dev/null; do pss_kb $spid; sleep 0.2; done ) >"$work/snap-pss" &
 for round in $(seq 1 "$repeats"); do
     for t in get set; do
-        res[$t,on]+="$(bench "$mport" $t) "$'\n'
+        res[$t,on]+="$(bench "$mport" $t "memoria, snapshots") "$'\n'
     done
 done
 m1=$(pss_kb "$mpid")
@@ -164,7 +170,7 @@ peak_snap_pss=$(sort -n "$work/snap-pss" | tail -1); peak_snap_pss=${peak_snap_p
 res[mem]="$m0 $m1"$'\n'
 for round in $(seq 1 "$repeats"); do
     for t in get set; do
-        res[$t,off]+="$(bench "$mport" $t) "$'\n'
+        res[$t,off]+="$(bench "$mport" $t "memoria, none") "$'\n'
     done
 done
 col() { printf '%s' "$1" | awk -v c="$2" 'NF { print $c }'; }
@@ -190,6 +196,8 @@ mem0=$(imedian $(col "${res[mem]}" 1)); mem1=$(imedian $(col "${res[mem]}" 2))
 echo
 echo "memoria primary PSS: $((mem0 / 1024)) MB before, $((mem1 / 1024)) MB while snapshots ran; the snapshot process (its own process, off-box in production) peaked at $((peak_snap_pss / 1024)) MB"
 kill $mpid; wait $mpid 2>/dev/null || true
+
+(( with_redis )) || exit 0
 
 # ---- redis-server ----
 rport=$(free_port)

@@ -11,6 +11,15 @@ use memoria_host::wasm::{EngineFactory, ShardEngine};
 use memoria_log::{LogApi, LogCore, LogHandle, NewEntry, Store};
 
 const LOG: &str = "shard-0";
+/// Small chunks, so a few thousand keys make several.
+const SNAPSHOT_OPTS: MakeOptions = MakeOptions { chunk_bytes: 16 << 10, target: None };
+
+fn published(made: Result<Made, SnapshotError>) -> memoria_host::snapshot::Manifest {
+    match made.expect("snapshot") {
+        Made::Published(m) => m,
+        other => panic!("nothing published: {other:?}"),
+    }
+}
 
 struct Env {
     dir: tempfile::TempDir,
@@ -79,14 +88,20 @@ impl Env {
     }
 
     async fn snapshot(&self) -> Result<Made, SnapshotError> {
-        make(&self.factory, &self.api, LOG, &self.store, &MakeOptions { chunk_bytes: 16 << 10, target: None }).await
+        make(&self.factory, &self.api, LOG, &self.store, &SNAPSHOT_OPTS).await
     }
 
     async fn published(&self) -> memoria_host::snapshot::Manifest {
-        match self.snapshot().await.expect("snapshot") {
-            Made::Published(m) => m,
-            other => panic!("nothing published: {other:?}"),
-        }
+        published(self.snapshot().await)
+    }
+
+    /// As a scheduler takes them: starting from, and leaving, the engine kept in `warm`.
+    async fn snapshot_warm(&self, warm: &mut Option<Warm>) -> Result<Made, SnapshotError> {
+        make_warm(&self.factory, &self.api, LOG, &self.store, &SNAPSHOT_OPTS, warm).await
+    }
+
+    async fn published_warm(&self, warm: &mut Option<Warm>) -> memoria_host::snapshot::Manifest {
+        published(self.snapshot_warm(warm).await)
     }
 
     /// A node's start: newest usable snapshot + the log after it; returns (digest, snapshot id).
@@ -104,6 +119,18 @@ impl Env {
 
     fn chunk_file(&self, name: &str, index: u32) -> std::path::PathBuf {
         self.dir.path().join("snapshots").join(LOG).join("data").join(name).join(format!("{index:06}.chunk"))
+    }
+
+    /// Flips a byte in the middle of chunk `index` of snapshot `name`; returns the chunk as
+    /// it was.
+    fn damage_chunk(&self, name: &str, index: u32) -> Vec<u8> {
+        let path = self.chunk_file(name, index);
+        let good = std::fs::read(&path).unwrap();
+        let mut bad = good.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 0x10;
+        std::fs::write(&path, &bad).unwrap();
+        good
     }
 
     async fn sql(&self, q: &str) -> u64 {
@@ -143,15 +170,6 @@ async fn snapshot_plus_log_restores_the_same_data_set() {
     assert_eq!(env.node_start().await, (want, b.last_id));
 }
 
-impl Env {
-    async fn published_warm(&self, warm: &mut Option<Warm>) -> memoria_host::snapshot::Manifest {
-        match make_warm(&self.factory, &self.api, LOG, &self.store, &MakeOptions { chunk_bytes: 16 << 10, target: None }, warm).await.expect("snapshot") {
-            Made::Published(m) => m,
-            other => panic!("nothing published: {other:?}"),
-        }
-    }
-}
-
 /// A scheduler keeps the engine it verified and builds the next snapshot on it without
 /// reading the store, but only while that is still the newest snapshot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,11 +183,7 @@ async fn the_kept_engine_is_the_next_base_while_it_is_the_newest_snapshot() {
     // Every chunk of A damaged in the store: a restore of A would fail, so B being built
     // on A shows the kept engine was used; its digest shows it held A's data.
     for i in 0..a.chunks.len() as u32 {
-        let path = env.chunk_file(&a.name, i);
-        let mut bytes = std::fs::read(&path).unwrap();
-        let mid = bytes.len() / 2;
-        bytes[mid] ^= 0x10;
-        std::fs::write(&path, &bytes).unwrap();
+        env.damage_chunk(&a.name, i);
     }
     assert!(restore::load_into(&env.store, &a, &mut env.factory.instantiate(5).unwrap()).await.is_err());
     env.write(300, 3, 3000, 1).await;
@@ -179,7 +193,7 @@ async fn the_kept_engine_is_the_next_base_while_it_is_the_newest_snapshot() {
     let want = env.want();
     assert_eq!(b.digest, format::hex(&want));
     assert_eq!(env.node_start().await, (want, b.last_id));
-    assert!(matches!(make_warm(&env.factory, &env.api, LOG, &env.store, &MakeOptions::default(), &mut warm).await.unwrap(), Made::UpToDate { .. }));
+    assert!(matches!(env.snapshot_warm(&mut warm).await.unwrap(), Made::UpToDate { .. }));
     assert_eq!(warm.as_ref().map(Warm::name), Some(b.name.as_str()), "kept through a round with nothing to do");
 
     // Another process publishes C: the kept engine (B) is stale, and D restores C instead.
@@ -207,11 +221,7 @@ async fn damaged_chunks_are_rejected_and_restore_falls_back() {
 
     // A flipped byte in the middle of a chunk of the newest snapshot.
     let path = env.chunk_file(&b.name, 1);
-    let good = std::fs::read(&path).unwrap();
-    let mut bad = good.clone();
-    let mid = bad.len() / 2;
-    bad[mid] ^= 0x10;
-    std::fs::write(&path, &bad).unwrap();
+    let good = env.damage_chunk(&b.name, 1);
     let mut e = env.factory.instantiate(5).unwrap();
     let err = restore::load_into(&env.store, &b, &mut e).await.unwrap_err();
     assert!(matches!(err, SnapshotError::Format(format::FormatError::Checksum { index: 1, .. })), "{err}");

@@ -150,8 +150,9 @@ impl SnapshotStore {
                 .map_err(|e| SnapshotError::Invalid(format!("chunk write task: {e}")))?
                 .map_err(SnapshotError::from);
         }
+        // Not a local directory (those returned above): nothing to fsync here.
         self.store.put(&path, PutPayload::from(bytes)).await?;
-        self.sync_local(&[&path]).await
+        Ok(())
     }
 
     /// Reads chunk `index`, refusing one larger than any chunk may be before reading it.

@@ -2,7 +2,8 @@
 //! arbiter), a SHA-256 hash chain, long-poll tails; PostgreSQL or embedded SQLite behind one
 //! trait; an axum HTTP service and the typed client the host uses.
 
-#![forbid(unsafe_code)]
+// One audited FFI call (store/sqlite_config.rs) allows itself; nothing else may.
+#![deny(unsafe_code)]
 
 pub mod api;
 pub mod chain;

@@ -11,6 +11,7 @@ use crate::notify::Tails;
 
 pub mod pg;
 pub mod sqlite;
+mod sqlite_config;
 
 pub use pg::{PgConfig, PgStore};
 pub use sqlite::SqliteStore;

@@ -72,6 +72,7 @@ impl SqliteStore {
 
     async fn open_with(opts: SqliteConnectOptions) -> Result<SqliteStore, LogError> {
         let writer = SqlitePoolOptions::new()
+            .after_connect(|conn, _| Box::pin(super::sqlite_config::stable_plans(conn)))
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(3600))
             .connect_with(opts.clone())
@@ -82,6 +83,7 @@ impl SqliteStore {
             .await
             .map_err(|e| LogError::Internal(format!("sqlite migrations: {e}")))?;
         let readers = SqlitePoolOptions::new()
+            .after_connect(|conn, _| Box::pin(super::sqlite_config::stable_plans(conn)))
             .max_connections(4)
             .connect_with(opts.read_only(true))
             .await
@@ -466,6 +468,24 @@ mod tests {
 
     async fn synchronous(store: &SqliteStore) -> i64 {
         sqlx::query_scalar("PRAGMA synchronous").fetch_one(&store.writer).await.unwrap()
+    }
+
+    async fn qpsg(pool: &SqlitePool) -> bool {
+        let mut conn = pool.acquire().await.unwrap();
+        super::super::sqlite_config::has_stable_plans(&mut conn).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn every_connection_plans_its_statements_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("log.sqlite")).await.unwrap();
+        assert!(qpsg(&store.writer).await);
+        assert!(qpsg(&store.readers).await);
+        // A bound LIMIT is still honoured (it is no longer folded into the plan).
+        store.create_log("l").await.unwrap();
+        store.execute_raw("INSERT INTO entries (log, id, prev_id, epoch, kind, format, payload, checksum, ts_ms) VALUES ('l', 1, 0, 1, 1, 1, x'00', zeroblob(32), 0), ('l', 2, 1, 1, 1, 1, x'00', zeroblob(32), 0)").await.unwrap();
+        assert_eq!(store.read("l", 1, 1).await.unwrap().entries.len(), 1);
+        assert_eq!(store.read("l", 1, 5).await.unwrap().entries.len(), 2);
     }
 
     #[tokio::test]

@@ -42,7 +42,11 @@ usage: benches/load/run.sh [options]
   --acl         also measure memoria through an ACL user with a key pattern (AUTH as
                 `bench`: ~key:* +@read +@write +@connection), in the same run as
                 memoria's default user, and print the ratio (ACL enforcement cost)
-  --no-preload  do not load all KEYS keys into both servers before measuring
+  --vs-in-memory
+                with --durable or --pg3az: also run `memoria up --in-memory` (no log),
+                measured in the same alternation, and print the durable node's figures as
+                a ratio of the in-memory one's (what the log costs reads and writes)
+  --no-preload  do not load all KEYS keys into the servers before measuring
   -o FILE       also write the markdown table to FILE
   -h            this help
 EOF
@@ -69,6 +73,7 @@ durable=0
 pg3az=0
 tls=0
 acl=0
+vs_mem=0
 outfile=""
 
 while [[ $# -gt 0 ]]; do
@@ -86,6 +91,7 @@ while [[ $# -gt 0 ]]; do
         -R) redis_args="$2"; shift 2 ;;
         --no-preload) preload=0; shift ;;
         --acl) acl=1; shift ;;
+        --vs-in-memory) vs_mem=1; shift ;;
         --durable) durable=1; shift ;;
         --pg3az) durable=1; pg3az=1; shift ;;
         --tls) tls=1; shift ;;
@@ -96,6 +102,8 @@ while [[ $# -gt 0 ]]; do
 done
 
 need_tools redis-server redis-benchmark redis-cli
+if [[ $vs_mem == 1 && $durable == 0 ]]; then echo "--vs-in-memory compares the durable node with an in-memory one: add --durable or --pg3az" >&2; exit 2; fi
+if [[ $vs_mem == 1 && $tls == 1 ]]; then echo "--vs-in-memory with --tls is not supported" >&2; exit 2; fi
 [[ -x "$memoria_bin" ]] || { echo "memoria binary not found at $memoria_bin: cargo build --release -p memoria-host (or pass -b)" >&2; exit 1; }
 
 mode="durable (log on)"
@@ -248,11 +256,21 @@ if [[ $acl == 1 ]]; then
     port[memoria-acl]=$memoria_port
     servers="redis memoria memoria-acl"
 fi
+if [[ $vs_mem == 1 ]]; then
+    # A second memoria without a log, beside the durable one, in the same alternation.
+    mem_port=$(free_port)
+    while [[ -n "$(printf '%s\n' "${port[@]}" | grep -x "$mem_port")" || "$mem_port" == "$console_port" ]]; do mem_port=$(free_port); done
+    "$memoria_bin" up --in-memory --port "$mem_port" --bind 127.0.0.1 --data-dir "$work/memoria-mem-data" >"$work/memoria-mem.log" 2>&1 &
+    pids+=($!)
+    wait_ready "$mem_port" memoria-mem $!
+    port[memoria-mem]=$mem_port
+    servers="$servers memoria-mem"
+fi
 
 # Every key the benchmark can touch exists, with a value of the benchmarked size, so GETs
 # hit (redis-benchmark's keys are key:<12-digit zero-padded number>).
 if [[ $preload == 1 ]]; then
-    for s in redis memoria; do
+    for s in redis memoria $([[ $vs_mem == 1 ]] && echo memoria-mem); do
         echo "preloading $keyspace keys of $datasize bytes into $s…" >&2
         awk -v n="$keyspace" -v d="$datasize" 'BEGIN {
             v = sprintf("%*s", d, ""); gsub(/ /, "x", v);
@@ -351,6 +369,25 @@ table=$(
                 }
                 ratio=$(awk -v a="$ar" -v m="$mr" 'BEGIN { printf "%.2f", (m > 0 ? a / m : 0) }')
                 printf '| %s | %s | %.0f | %.0f | %s× | %s | %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$mr" "$ar" "$ratio" "$m99" "$a99"
+            done
+        done
+    fi
+    if [[ $vs_mem == 1 ]]; then
+        echo
+        echo "The log's cost: the durable node against \`memoria up --in-memory\` (no log), same run:"
+        echo
+        echo "| test | pipeline | in-memory ops/s | durable ops/s | durable/in-memory | in-memory p50/p99 ms | durable p50/p99 ms |"
+        echo "|------|---------:|----------------:|--------------:|------------------:|---------------------:|-------------------:|"
+        for t in "${test_list[@]}"; do
+            for P in $pipelines; do
+                # shellcheck disable=SC2086
+                {
+                    mr=$(median ${rps[memoria,$t,$P]}); ir=$(median ${rps[memoria-mem,$t,$P]})
+                    m50=$(median ${p50[memoria,$t,$P]}); i50=$(median ${p50[memoria-mem,$t,$P]})
+                    m99=$(median ${p99[memoria,$t,$P]}); i99=$(median ${p99[memoria-mem,$t,$P]})
+                }
+                ratio=$(awk -v m="$mr" -v i="$ir" 'BEGIN { printf "%.2f", (i > 0 ? m / i : 0) }')
+                printf '| %s | %s | %.0f | %.0f | %s× | %s / %s | %s / %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$ir" "$mr" "$ratio" "$i50" "$i99" "$m50" "$m99"
             done
         done
     fi

@@ -876,6 +876,10 @@ impl Shard {
 
     /// The sequence a command's reply must wait for, from the keys it reads.
     fn need_of(&self, cmd: &[u8], args: &mut Vec<(usize, usize)>) -> u64 {
+        if self.tracker.is_clear() {
+            // Nothing pending (every read of a read-only load): no need to look.
+            return 0;
+        }
         args.clear();
         if memoria_core::resp::read_command(cmd, args).is_none() || args.is_empty() {
             return 0;
@@ -901,9 +905,16 @@ impl Shard {
         while let Some(fx) = reader.next_with_args(args) {
             argv.clear();
             argv.extend(args.iter().map(|&(a, b)| &fx.command[a..b]));
-            let Some(spec) = self.index.resolve(&argv) else { continue };
+            let Some(spec) = self.index.resolve(&argv) else {
+                // Cannot happen (the engine wrote it); if it did, hold every read.
+                self.tracker.record_everything(seq);
+                continue;
+            };
             idx.clear();
             spec.key_indexes_argv(&argv, &mut idx);
+            if writes_everything(spec.flags, idx.len()) {
+                self.tracker.record_everything(seq);
+            }
             for &i in &idx {
                 self.tracker.record(seq, argv[i]);
             }
@@ -1368,6 +1379,12 @@ impl Shard {
 /// FAILOVER (the engine checked its arguments and answered +OK on a primary). Looked at
 /// for every +OK reply, so it reads only the command name's bytes (commands reach the
 /// shard as multibulk: `*<n>\r\n$8\r\nFAILOVER\r\n…`).
+/// An effect that changes the keyspace as a whole (FLUSHALL, FLUSHDB) or any write that
+/// names no key: until it is durable, a read of any key could observe it.
+fn writes_everything(spec_flags: u32, keys: usize) -> bool {
+    spec_flags & flags::KEYSPACE != 0 || keys == 0
+}
+
 fn is_failover(cmd: &[u8]) -> bool {
     let Some(nl) = cmd.iter().take(12).position(|&b| b == b'\n') else { return false };
     cmd.get(nl + 1..nl + 5) == Some(b"$8\r\n") && cmd.get(nl + 5..nl + 13).is_some_and(|n| n.eq_ignore_ascii_case(b"failover"))
@@ -1391,5 +1408,21 @@ mod tests {
         assert!(!super::is_failover(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"));
         assert!(!super::is_failover(b"*1\r\n$8\r\nFAILOVEX\r\n"));
         assert!(!super::is_failover(b""));
+    }
+
+    #[test]
+    fn flushes_and_keyless_writes_hold_every_read() {
+        let index = memoria_core::table::CommandIndex::new();
+        let scope = |argv: &[&[u8]]| {
+            let spec = index.resolve(argv).expect("a known command");
+            let mut idx = Vec::new();
+            spec.key_indexes_argv(argv, &mut idx);
+            super::writes_everything(spec.flags, idx.len())
+        };
+        assert!(scope(&[b"FLUSHALL"]));
+        assert!(scope(&[b"FLUSHDB"]));
+        assert!(!scope(&[b"SET", b"k", b"v"]));
+        assert!(!scope(&[b"DEL", b"a", b"b"]));
+        assert!(!scope(&[b"LMOVE", b"a", b"b", b"LEFT", b"RIGHT"]));
     }
 }

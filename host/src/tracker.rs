@@ -21,6 +21,9 @@ pub struct Tracker {
     last: u64,
     /// Every sequence up to this one is durable.
     acked: u64,
+    /// The newest sequence with a write of no particular key (FLUSHALL, FLUSHDB…):
+    /// until it is durable, every read waits for it.
+    everything: u64,
 }
 
 /// The keys one sequence wrote, back to back in one buffer (one allocation per batch,
@@ -62,12 +65,18 @@ impl Tracker {
         self.acked
     }
 
+    /// Nothing is pending: every read may be answered at once, whatever it read.
+    pub fn is_clear(&self) -> bool {
+        self.acked >= self.last
+    }
+
     /// The sequence a reply that read `keys` must wait for (0: nothing pending).
     pub fn need_for<'a, I: IntoIterator<Item = &'a [u8]>>(&self, keys: I) -> u64 {
+        let all = if self.everything > self.acked { self.everything } else { 0 };
         if self.pending.is_empty() {
-            return 0;
+            return all;
         }
-        keys.into_iter().filter_map(|k| self.pending.get(k)).copied().max().unwrap_or(0)
+        keys.into_iter().filter_map(|k| self.pending.get(k)).copied().max().unwrap_or(0).max(all)
     }
 
     /// What a whole-keyspace read (DBSIZE, KEYS, SCAN…) must wait for: everything.
@@ -90,6 +99,13 @@ impl Tracker {
         }
     }
 
+    /// Sequence `seq` (the current one) wrote no particular key but may have changed any
+    /// (FLUSHALL): every read waits for it.
+    pub fn record_everything(&mut self, seq: u64) {
+        debug_assert_eq!(seq, self.last);
+        self.everything = seq;
+    }
+
     /// Everything up to `seq` is durable: forget keys whose newest write it covers.
     pub fn ack(&mut self, seq: u64) {
         self.acked = self.acked.max(seq);
@@ -108,6 +124,7 @@ impl Tracker {
         self.pending.clear();
         self.by_seq.clear();
         self.last = self.acked;
+        self.everything = 0;
     }
 
     pub fn pending_keys(&self) -> usize {
@@ -138,6 +155,28 @@ mod tests {
         assert_eq!(t.need_for([&b"a"[..], &b"b"[..]]), 0);
         assert_eq!(t.need_all(), 0);
         assert_eq!(t.pending_keys(), 0);
+    }
+
+    #[test]
+    fn a_write_of_no_particular_key_holds_every_read_until_durable() {
+        let mut t = Tracker::new();
+        assert!(t.is_clear());
+        let s1 = t.next_seq();
+        t.record(s1, b"a");
+        let s2 = t.next_seq();
+        t.record_everything(s2);
+        assert!(!t.is_clear());
+        // A key no one wrote by name still waits for the FLUSHALL.
+        assert_eq!(t.need_for([&b"zzz"[..]]), 2);
+        assert_eq!(t.need_for([&b"a"[..]]), 2);
+        t.ack(1);
+        assert_eq!(t.need_for([&b"zzz"[..]]), 2, "the flush is not durable yet");
+        t.ack(2);
+        assert_eq!(t.need_for([&b"zzz"[..]]), 0);
+        assert!(t.is_clear());
+        let s3 = t.next_seq();
+        t.record(s3, b"b");
+        assert_eq!(t.need_for([&b"zzz"[..]]), 0, "an acknowledged flush holds nothing back");
     }
 
     #[test]

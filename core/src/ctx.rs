@@ -199,7 +199,9 @@ impl<'a> Ctx<'a> {
     /// Replaces the default effect (argv verbatim) with `args`; may be called repeatedly.
     pub fn propagate(&mut self, args: &[&[u8]]) {
         self.custom_fx = true;
-        emit(self.fx, self.client.db, args);
+        if !self.st.applying {
+            emit(self.fx, self.client.db, args);
+        }
     }
 
     /// The command had nothing to replicate even though it may have counted as dirty.

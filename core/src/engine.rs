@@ -637,3 +637,20 @@ fn dedup_keys(keys: Vec<alloc::boxed::Box<[u8]>>) -> Vec<alloc::boxed::Box<[u8]>
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applying_effects_writes_none_of_its_own() {
+        let mut e = Engine::new(1);
+        let mut fx = alloc::vec![0u8];
+        crate::resp::encode_command(&mut fx, &[&b"SET"[..], b"k", b"v", b"EX", b"100"]);
+        fx.push(0);
+        crate::resp::encode_command(&mut fx, &[&b"INCR"[..], b"n"]);
+        assert_eq!(e.apply(&fx, 1_700_000_000_000_000), Ok(2));
+        assert!(e.effects.is_empty(), "a replica's apply re-encoded effects: {:?}", alloc::string::String::from_utf8_lossy(&e.effects));
+        assert_eq!(e.total_keys(), 2);
+    }
+}

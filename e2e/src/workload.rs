@@ -466,14 +466,19 @@ impl Conn {
 
     /// Sends one command and reads its reply.
     pub async fn request(&mut self, argv: &[&[u8]]) -> io::Result<Reply> {
+        self.send(argv).await?;
+        self.read_reply().await
+    }
+
+    /// Sends one command without waiting for its reply (read it with `read_reply`).
+    pub async fn send(&mut self, argv: &[&[u8]]) -> io::Result<()> {
         let mut buf = format!("*{}\r\n", argv.len()).into_bytes();
         for a in argv {
             buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
             buf.extend_from_slice(a);
             buf.extend_from_slice(b"\r\n");
         }
-        self.io.get_mut().write_all(&buf).await?;
-        self.read_reply().await
+        self.io.get_mut().write_all(&buf).await
     }
 
     /// Sends several commands at once and reads all their replies (for verification).
@@ -495,7 +500,8 @@ impl Conn {
         Ok(out)
     }
 
-    fn read_reply(&mut self) -> Pin<Box<dyn Future<Output = io::Result<Reply>> + Send + '_>> {
+    /// Reads the next reply.
+    pub fn read_reply(&mut self) -> Pin<Box<dyn Future<Output = io::Result<Reply>> + Send + '_>> {
         Box::pin(async move {
             let bad = |m: &str| io::Error::new(io::ErrorKind::InvalidData, m.to_string());
             let mut line = Vec::new();

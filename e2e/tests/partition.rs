@@ -4,6 +4,9 @@
 //! that claim — it cannot, every acknowledgement needs the log — and stops serving reads
 //! when its lease lapses, so it never serves a stale read. Healed, it rejoins as a replica.
 //! Afterwards: every acknowledged write is readable and the history is linearizable.
+//!
+//! And with the log service frozen (SIGSTOP): a read after a FLUSHALL that is not in the
+//! log yet waits for it.
 
 mod common;
 
@@ -91,4 +94,39 @@ fn wait_other_primary(addrs: &[String], not: usize) -> usize {
         assert!(Instant::now() < deadline, "no other primary within 30 s");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// A write that names no key (FLUSHALL) holds back every read until the log has it: while
+/// the log service is frozen, a GET of a key the flush removed must not answer nil, which a
+/// crash before the flush landed would contradict. Once the log resumes, the flush is
+/// acknowledged and the read follows it.
+#[test]
+fn a_read_after_an_unlogged_flushall_waits_for_it() {
+    let dir = tempdir("flush-hold");
+    let token = "flush-hold-token";
+    let log = LogService::sqlite(&dir, token);
+    // A lease long enough that the freeze below does not make the node step down.
+    let nodes = Nodes::start(&dir, vec![vec![log.url.clone()]], token, Some(4_000));
+    nodes.wait_all_up(Duration::from_secs(60));
+    let p = nodes.wait_primary(Duration::from_secs(30), None);
+    let addr = nodes.addrs()[p].clone();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut a = Conn::connect(&addr).await.unwrap();
+        let mut b = Conn::connect(&addr).await.unwrap();
+        assert!(matches!(a.request(&[b"SET", b"flush:k", b"v"]).await.unwrap(), Reply::Simple(_)));
+        common::signal(log.pid(), "STOP");
+        a.send(&[b"FLUSHALL"]).await.unwrap();
+        // The flush runs in the engine at once; its append waits for the frozen log.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        b.send(&[b"GET", b"flush:k"]).await.unwrap();
+        let early = tokio::time::timeout(Duration::from_millis(800), b.read_reply()).await;
+        common::signal(log.pid(), "CONT");
+        match early {
+            Err(_) => {}
+            Ok(r) => panic!("GET answered {r:?} while the FLUSHALL before it was not in the log"),
+        }
+        assert!(matches!(a.read_reply().await.unwrap(), Reply::Simple(s) if s == "OK"));
+        assert!(matches!(b.read_reply().await.unwrap(), Reply::Bulk(None)), "the acknowledged flush removed the key");
+    });
 }

@@ -415,6 +415,10 @@ impl LogService {
         }
         LogService { url: format!("http://127.0.0.1:{port}"), child }
     }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for LogService {

@@ -260,7 +260,8 @@ if [[ $vs_mem == 1 ]]; then
     # A second memoria without a log, beside the durable one, in the same alternation.
     mem_port=$(free_port)
     while [[ -n "$(printf '%s\n' "${port[@]}" | grep -x "$mem_port")" || "$mem_port" == "$console_port" ]]; do mem_port=$(free_port); done
-    "$memoria_bin" up --in-memory --port "$mem_port" --bind 127.0.0.1 --data-dir "$work/memoria-mem-data" >"$work/memoria-mem.log" 2>&1 &
+    # shellcheck disable=SC2086
+    "$memoria_bin" up --in-memory --port "$mem_port" --bind 127.0.0.1 --data-dir "$work/memoria-mem-data" $memoria_args >"$work/memoria-mem.log" 2>&1 &
     pids+=($!)
     wait_ready "$mem_port" memoria-mem $!
     port[memoria-mem]=$mem_port

@@ -912,7 +912,7 @@ impl Shard {
             };
             idx.clear();
             spec.key_indexes_argv(&argv, &mut idx);
-            if writes_everything(spec.flags, idx.len()) {
+            if writes_everything(idx.len()) {
                 self.tracker.record_everything(seq);
             }
             for &i in &idx {
@@ -1376,15 +1376,17 @@ impl Shard {
     }
 }
 
+/// An effect that names no key changes what any read could see (FLUSHALL, FLUSHDB; also
+/// ACL SETUSER, MIGRATION IMPORT, whose keys are inside its records): until it is durable,
+/// every read waits for it. Only the keys it names count otherwise: SORT … STORE has the
+/// KEYSPACE flag for what it reads, but writes only its destination.
+fn writes_everything(keys: usize) -> bool {
+    keys == 0
+}
+
 /// FAILOVER (the engine checked its arguments and answered +OK on a primary). Looked at
 /// for every +OK reply, so it reads only the command name's bytes (commands reach the
 /// shard as multibulk: `*<n>\r\n$8\r\nFAILOVER\r\n…`).
-/// An effect that changes the keyspace as a whole (FLUSHALL, FLUSHDB) or any write that
-/// names no key: until it is durable, a read of any key could observe it.
-fn writes_everything(spec_flags: u32, keys: usize) -> bool {
-    spec_flags & flags::KEYSPACE != 0 || keys == 0
-}
-
 fn is_failover(cmd: &[u8]) -> bool {
     let Some(nl) = cmd.iter().take(12).position(|&b| b == b'\n') else { return false };
     cmd.get(nl + 1..nl + 5) == Some(b"$8\r\n") && cmd.get(nl + 5..nl + 13).is_some_and(|n| n.eq_ignore_ascii_case(b"failover"))
@@ -1417,12 +1419,13 @@ mod tests {
             let spec = index.resolve(argv).expect("a known command");
             let mut idx = Vec::new();
             spec.key_indexes_argv(argv, &mut idx);
-            super::writes_everything(spec.flags, idx.len())
+            super::writes_everything(idx.len())
         };
         assert!(scope(&[b"FLUSHALL"]));
         assert!(scope(&[b"FLUSHDB"]));
         assert!(!scope(&[b"SET", b"k", b"v"]));
         assert!(!scope(&[b"DEL", b"a", b"b"]));
         assert!(!scope(&[b"LMOVE", b"a", b"b", b"LEFT", b"RIGHT"]));
+        assert!(!scope(&[b"SORT", b"a", b"BY", b"w_*", b"STORE", b"b"]), "SORT reads the keyspace but writes only b");
     }
 }

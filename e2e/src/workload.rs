@@ -472,12 +472,8 @@ impl Conn {
 
     /// Sends one command without waiting for its reply (read it with `read_reply`).
     pub async fn send(&mut self, argv: &[&[u8]]) -> io::Result<()> {
-        let mut buf = format!("*{}\r\n", argv.len()).into_bytes();
-        for a in argv {
-            buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            buf.extend_from_slice(a);
-            buf.extend_from_slice(b"\r\n");
-        }
+        let mut buf = Vec::new();
+        memoria_core::resp::encode_command(&mut buf, argv);
         self.io.get_mut().write_all(&buf).await
     }
 
@@ -485,12 +481,7 @@ impl Conn {
     pub async fn pipeline(&mut self, cmds: &[Vec<&[u8]>]) -> io::Result<Vec<Reply>> {
         let mut buf = Vec::new();
         for argv in cmds {
-            buf.extend_from_slice(format!("*{}\r\n", argv.len()).as_bytes());
-            for a in argv {
-                buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-                buf.extend_from_slice(a);
-                buf.extend_from_slice(b"\r\n");
-            }
+            memoria_core::resp::encode_command(&mut buf, argv);
         }
         self.io.get_mut().write_all(&buf).await?;
         let mut out = Vec::with_capacity(cmds.len());

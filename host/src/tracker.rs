@@ -81,7 +81,7 @@ impl Tracker {
 
     /// What a whole-keyspace read (DBSIZE, KEYS, SCAN…) must wait for: everything.
     pub fn need_all(&self) -> u64 {
-        if self.acked >= self.last { 0 } else { self.last }
+        if self.is_clear() { 0 } else { self.last }
     }
 
     /// Records that sequence `seq` (the current one) wrote `key`.

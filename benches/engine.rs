@@ -151,7 +151,14 @@ fn prepare(e: &mut dyn Exec, keys: u64) {
     }
 }
 
-fn bench_one(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, e: &mut dyn Exec, kind: &'static str, op: Op, size: usize, batches: &[Vec<u8>]) {
+fn bench_one(
+    c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    e: &mut dyn Exec,
+    kind: &'static str,
+    op: Op,
+    size: usize,
+    batches: &[Vec<u8>],
+) {
     check(op, &e.run(&batches[0]), size);
     let mut next = 0usize;
     c.bench_function(BenchmarkId::new(kind, size), |b| {
@@ -191,7 +198,9 @@ fn median(v: &mut [f64]) -> f64 {
 /// so a busy neighbour on a shared machine slows both alike; medians over the rounds.
 fn paired_summary(native: &mut Native, wasm: &mut Wasm, keys: u64, rounds: usize) {
     println!();
-    println!("Engine per-command time, component (Wasmtime) vs native: {rounds} alternating rounds of 2×50 ms per row, medians; {keys} keys, {VALUE_LEN}-byte values");
+    println!(
+        "Engine per-command time, component (Wasmtime) vs native: {rounds} alternating rounds of 2×50 ms per row, medians; {keys} keys, {VALUE_LEN}-byte values"
+    );
     println!();
     println!("| batch | op  | native ns/cmd | component ns/cmd | component/native |");
     println!("|------:|-----|--------------:|-----------------:|-----------------:|");

@@ -77,10 +77,7 @@ async fn run_cell(core: &LogCore, tag: &str, batch: usize, appenders: usize, sec
             let mut n = 0usize;
             while Instant::now() < deadline {
                 let t = Instant::now();
-                let a = core
-                    .append(&log, AppendRequest { prev_id: prev, epoch: 1, prev_checksum: None, entries: entries.clone() })
-                    .await
-                    .expect("append");
+                let a = core.append(&log, AppendRequest { prev_id: prev, epoch: 1, prev_checksum: None, entries: entries.clone() }).await.expect("append");
                 lat.push(t.elapsed().as_secs_f64() * 1e3);
                 prev = a.last_id;
                 n += entries.len();

@@ -135,12 +135,8 @@ fn main() {
     let (primary, replica) = loop {
         let text = std::fs::read_to_string(&cluster).unwrap_or_default();
         let file: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        let roles: Vec<(u16, String)> = file["nodes"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|n| Some((n["port"].as_u64()? as u16, n["role"].as_str()?.to_string())))
-            .collect();
+        let roles: Vec<(u16, String)> =
+            file["nodes"].as_array().into_iter().flatten().filter_map(|n| Some((n["port"].as_u64()? as u16, n["role"].as_str()?.to_string()))).collect();
         let p = roles.iter().find(|(_, r)| r == "primary").map(|x| x.0);
         let r = roles.iter().find(|(_, r)| r == "replica").map(|x| x.0);
         if let (Some(p), Some(r)) = (p, r) {

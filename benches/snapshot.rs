@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use memoria_host::durable;
-use memoria_host::snapshot::{make, Made, MakeOptions, SnapshotStore};
+use memoria_host::snapshot::{Made, MakeOptions, SnapshotStore, make};
 use memoria_host::wasm::EngineFactory;
 use memoria_log::{LogApi, LogCore, LogHandle, NewEntry};
 

@@ -106,7 +106,8 @@ fn run(e: &mut dyn Exec, batches: &[Vec<u8>]) -> (f64, f64) {
 
 fn main() {
     let n = env_usize("MEMORIA_TYPES_N", 1_000_000);
-    let ops: Vec<String> = std::env::var("MEMORIA_TYPES_OPS").unwrap_or_else(|_| "lpush,lpop,sadd,zadd,hset".into()).split(',').map(|s| s.trim().to_lowercase()).collect();
+    let ops: Vec<String> =
+        std::env::var("MEMORIA_TYPES_OPS").unwrap_or_else(|_| "lpush,lpop,sadd,zadd,hset".into()).split(',').map(|s| s.trim().to_lowercase()).collect();
     let native_too = std::env::var("MEMORIA_TYPES_NATIVE").map(|v| v != "0").unwrap_or(true);
     let factory = EngineFactory::new().expect("compile the engine component");
     let mut native = Engine::new(42);

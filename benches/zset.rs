@@ -45,7 +45,10 @@ fn member(i: u64) -> String {
 }
 
 fn sizes() -> Vec<u64> {
-    std::env::var("MEMORIA_ZSET_SIZES").ok().map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect()).unwrap_or_else(|| vec![1_000, 100_000, 1_000_000])
+    std::env::var("MEMORIA_ZSET_SIZES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 100_000, 1_000_000])
 }
 
 /// An engine holding `zs` with n members, scores 0..n, inserted in a shuffled order (as a

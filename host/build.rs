@@ -23,7 +23,19 @@ fn main() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(&cargo)
         .current_dir(&root)
-        .args(["rustc", "-p", "memoria-core", "--release", "--target", "wasm32-unknown-unknown", "--features", "component", "--crate-type", "cdylib", "--target-dir"])
+        .args([
+            "rustc",
+            "-p",
+            "memoria-core",
+            "--release",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--features",
+            "component",
+            "--crate-type",
+            "cdylib",
+            "--target-dir",
+        ])
         .arg(&target_dir)
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")

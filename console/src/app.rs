@@ -9,7 +9,7 @@
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::hooks::{use_params_map, use_query_map};
-use leptos_router::{path, SsrMode};
+use leptos_router::{SsrMode, path};
 
 use crate::model::*;
 
@@ -245,7 +245,9 @@ where
         }
         a.value().get().map(|r| match r {
             Ok(m) => view! { <p class="result ok" role="status">{m}</p> }.into_any(),
-            Err(e) => view! { <p class="result error" role="alert">{e.to_string().trim_start_matches("error running server function: ").to_string()}</p> }.into_any(),
+            Err(e) => {
+                view! { <p class="result error" role="alert">{e.to_string().trim_start_matches("error running server function: ").to_string()}</p> }.into_any()
+            }
         })
     }
 }
@@ -738,7 +740,8 @@ fn chart(title: &str, values: Vec<f64>, unit: &str) -> impl IntoView {
     let max = values.iter().cloned().fold(0.0f64, f64::max);
     let scale = if max > 0.0 { max } else { 1.0 };
     let n = values.len().max(2) as f64;
-    let points: Vec<String> = values.iter().enumerate().map(|(i, v)| format!("{:.1},{:.1}", i as f64 * w / (n - 1.0), h - v / scale * (h - 4.0) - 2.0)).collect();
+    let points: Vec<String> =
+        values.iter().enumerate().map(|(i, v)| format!("{:.1},{:.1}", i as f64 * w / (n - 1.0), h - v / scale * (h - 4.0) - 2.0)).collect();
     let last = values.last().copied();
     view! {
         <div class="chart">

@@ -2,17 +2,20 @@
 //! (`--data-dir` of the run); on its own it watches a deployment given by flags
 //! (`--log-url`, `--node`, `--snapshot-store`).
 
+use axum::Router;
 use axum::http::header::CONTENT_TYPE;
 use axum::routing::get;
-use axum::Router;
 use clap::Parser;
 use leptos::prelude::*;
-use leptos_axum::{generate_route_list, LeptosRoutes};
-use memoria_console::app::{shell, App, STYLE};
-use memoria_console::server::{self, auth, Args, Console};
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use memoria_console::app::{App, STYLE, shell};
+use memoria_console::server::{self, Args, Console, auth};
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_target(false)
+        .init();
     let args = Args::parse();
     // Two threads are plenty for a page or two a second; the console must stay light
     // next to the nodes it watches.
@@ -21,7 +24,9 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind((args.bind.as_str(), args.port)).await.map_err(|e| anyhow::anyhow!("console: cannot listen on {}:{}: {e}", args.bind, args.port))?;
+    let listener = tokio::net::TcpListener::bind((args.bind.as_str(), args.port))
+        .await
+        .map_err(|e| anyhow::anyhow!("console: cannot listen on {}:{}: {e}", args.bind, args.port))?;
     let addr = listener.local_addr()?;
     let console = Console::new(args.clone());
     tokio::spawn(console.clone().sample_forever());

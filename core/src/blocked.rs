@@ -60,10 +60,7 @@ impl BlockingKeys {
 
     pub fn add(&mut self, id: u64, b: &Blocked) {
         for k in &b.keys {
-            self.waiters
-                .entry((b.db as u8, k.clone()))
-                .or_default()
-                .push_back(id);
+            self.waiters.entry((b.db as u8, k.clone())).or_default().push_back(id);
         }
         self.blocked_clients += 1;
     }
@@ -114,10 +111,7 @@ impl BlockingKeys {
 
     /// The waiters of a key, in blocking order (a copy: serving changes the queue).
     pub fn waiters(&self, db: u8, key: &[u8]) -> Vec<u64> {
-        self.waiters
-            .get(&(db, Box::from(key)))
-            .map(|q| q.iter().copied().collect())
-            .unwrap_or_default()
+        self.waiters.get(&(db, Box::from(key))).map(|q| q.iter().copied().collect()).unwrap_or_default()
     }
 }
 
@@ -125,7 +119,12 @@ impl BlockingKeys {
 /// try, in order, and the deadline. Run normally: every key, once `timeout` parses. Re-run
 /// for a waiter: only the key that became ready, and only if `ready` holds for it (else the
 /// client keeps waiting). None: already answered (a bad timeout) or blocked again.
-pub fn pop_candidates<'c: 'k, 'k>(ctx: &mut Ctx<'c>, keys: &[&'k [u8]], timeout: &[u8], ready: impl FnOnce(&mut Ctx<'c>, &[u8]) -> bool) -> Option<(Vec<&'k [u8]>, i64)> {
+pub fn pop_candidates<'c: 'k, 'k>(
+    ctx: &mut Ctx<'c>,
+    keys: &[&'k [u8]],
+    timeout: &[u8],
+    ready: impl FnOnce(&mut Ctx<'c>, &[u8]) -> bool,
+) -> Option<(Vec<&'k [u8]>, i64)> {
     let Some(k) = ctx.ready_key() else {
         return parse_timeout_secs(ctx, timeout).map(|deadline| (keys.to_vec(), deadline));
     };
@@ -146,11 +145,7 @@ pub fn parse_timeout_secs(ctx: &mut Ctx<'_>, arg: &[u8]) -> Option<i64> {
     // (long long)(ftval * 1000.0): a value out of the C range converts to LLONG_MIN on
     // x86, so huge or infinite timeouts read as negative, as in Redis.
     let ms = secs * 1000.0;
-    let ms = if ms.is_finite() && ms > -9.2e18 && ms < 9.2e18 {
-        ms as i64
-    } else {
-        i64::MIN
-    };
+    let ms = if ms.is_finite() && ms > -9.2e18 && ms < 9.2e18 { ms as i64 } else { i64::MIN };
     deadline_from_ms(ctx, ms)
 }
 

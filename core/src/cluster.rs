@@ -437,7 +437,8 @@ pub fn slots(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         return;
     }
     let m = ctx.st.cluster.as_ref().unwrap();
-    let rows: Vec<(u16, u16, Vec<Node>)> = m.ranges().into_iter().map(|(a, b, s)| (a, b, shard_nodes(m, s))).filter(|(_, _, n)| n.first().is_some_and(|x| x.primary)).collect();
+    let rows: Vec<(u16, u16, Vec<Node>)> =
+        m.ranges().into_iter().map(|(a, b, s)| (a, b, shard_nodes(m, s))).filter(|(_, _, n)| n.first().is_some_and(|x| x.primary)).collect();
     ctx.reply.array(rows.len());
     for (a, b, n) in rows {
         ctx.reply.array(2 + n.len());
@@ -456,7 +457,8 @@ pub fn shards(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     }
     let m = ctx.st.cluster.as_ref().unwrap();
     let ranges = m.ranges();
-    let rows: Vec<(Vec<(u16, u16)>, Vec<Node>)> = m.shard_ids().into_iter().map(|s| (ranges.iter().filter(|r| r.2 == s).map(|r| (r.0, r.1)).collect(), shard_nodes(m, s))).collect();
+    let rows: Vec<(Vec<(u16, u16)>, Vec<Node>)> =
+        m.shard_ids().into_iter().map(|s| (ranges.iter().filter(|r| r.2 == s).map(|r| (r.0, r.1)).collect(), shard_nodes(m, s))).collect();
     ctx.reply.array(rows.len());
     for (r, n) in rows {
         ctx.reply.map(2);

@@ -113,7 +113,8 @@ const OBUF_DEFAULT: &str = "normal 0 0 0 slave 268435456 67108864 60 pubsub 3355
 
 /// The parameters the host enforces (connection limits): after a CONFIG SET the engine
 /// hands their values to the host (`batch::REC_CONFIG`), and the host sets them at start.
-pub const HOST_PARAMS: &[&str] = &["maxclients", "timeout", "client-output-buffer-limit", "partial-request-timeout", "client-query-buffer-limit", "proto-max-bulk-len"];
+pub const HOST_PARAMS: &[&str] =
+    &["maxclients", "timeout", "client-output-buffer-limit", "partial-request-timeout", "client-query-buffer-limit", "proto-max-bulk-len"];
 
 /// One class of `client-output-buffer-limit` (0 = no limit).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -313,7 +314,11 @@ impl Config {
                 },
                 Kind::Policy => match POLICIES.iter().find(|(n, _)| n.eq_ignore_ascii_case(&v)) {
                     Some((n, _)) => n.to_string(),
-                    None => return Err(fail("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")),
+                    None => {
+                        return Err(fail(
+                            "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+                        ));
+                    }
                 },
                 Kind::KeyspaceEvents => match parse_notify(&v) {
                     Some(f) => {

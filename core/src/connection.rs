@@ -199,11 +199,7 @@ pub fn client_setinfo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn client_noevict(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if eq_ic(argv[2], b"ON") || eq_ic(argv[2], b"OFF") {
-        ctx.reply.ok()
-    } else {
-        ctx.syntax_error()
-    }
+    if eq_ic(argv[2], b"ON") || eq_ic(argv[2], b"OFF") { ctx.reply.ok() } else { ctx.syntax_error() }
 }
 
 pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {

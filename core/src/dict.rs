@@ -67,11 +67,7 @@ impl<V> Dict<V> {
     #[inline]
     fn slot(&self, h: u64) -> (usize, usize) {
         let i = (h & (self.t[0].len() as u64 - 1)) as usize;
-        if i < self.rehash_idx && self.is_rehashing() {
-            (1, (h & (self.t[1].len() as u64 - 1)) as usize)
-        } else {
-            (0, i)
-        }
+        if i < self.rehash_idx && self.is_rehashing() { (1, (h & (self.t[1].len() as u64 - 1)) as usize) } else { (0, i) }
     }
 
     pub fn get(&self, key: &[u8]) -> Option<&V> {

@@ -326,20 +326,13 @@ impl Engine {
         let mut unblock = Vec::new();
         if crate::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
-            let mut ctx = Ctx::new(
-                &mut self.st,
-                &mut client,
-                &self.clients,
-                &mut self.reply,
-                &mut self.effects,
-            );
+            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
             crate::dispatch::call(&mut ctx, &argv);
             close = ctx.close;
             block = ctx.block.take();
             unblock = core::mem::take(&mut ctx.unblock);
         } else {
-            self.reply
-                .error(b"ERR Protocol error: malformed command record");
+            self.reply.error(b"ERR Protocol error: malformed command record");
         }
         let mut flags = 0;
         if close {
@@ -365,14 +358,7 @@ impl Engine {
             self.st.blocking.add(id, &b);
             let deadline = b.deadline.to_le_bytes();
             client.blocked = Some(b);
-            batch::write_out(
-                out,
-                batch::REC_COMMAND,
-                id,
-                flags | batch::OUT_BLOCKED,
-                &deadline,
-                &self.effects,
-            );
+            batch::write_out(out, batch::REC_COMMAND, id, flags | batch::OUT_BLOCKED, &deadline, &self.effects);
         } else {
             // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after it.
             let suppress = client.reply_off || client.reply_skip;
@@ -460,16 +446,9 @@ impl Engine {
         self.effects.clear();
         self.reply.resp3 = client.resp3;
         let mut still = None;
-        if crate::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty()
-        {
+        if crate::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
-            let mut ctx = Ctx::new(
-                &mut self.st,
-                &mut client,
-                &self.clients,
-                &mut self.reply,
-                &mut self.effects,
-            );
+            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
             ctx.ready_key = Some(key);
             ctx.client.asking = b.asking;
             crate::dispatch::call(&mut ctx, &argv);
@@ -477,11 +456,7 @@ impl Engine {
             ctx.client.asking = false;
             still = ctx.block.take();
         }
-        let mut flags = if self.effects.is_empty() {
-            0
-        } else {
-            batch::OUT_WRITE
-        };
+        let mut flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };
         if client.resp3 {
             flags |= batch::OUT_RESP3;
         }
@@ -495,14 +470,7 @@ impl Engine {
             let suppress = client.reply_off || client.reply_skip;
             client.reply_skip = core::mem::take(&mut client.reply_skip_next);
             let reply: &[u8] = if suppress { b"" } else { &self.reply.buf };
-            batch::write_out(
-                out,
-                batch::REC_UNBLOCKED,
-                id,
-                flags | batch::OUT_UNBLOCKED,
-                reply,
-                &self.effects,
-            );
+            batch::write_out(out, batch::REC_UNBLOCKED, id, flags | batch::OUT_UNBLOCKED, reply, &self.effects);
         }
         self.clients[slot] = Some(client);
         self.flush_pushes(out);
@@ -537,14 +505,7 @@ impl Engine {
         if client.resp3 {
             flags |= batch::OUT_RESP3;
         }
-        batch::write_out(
-            out,
-            kind,
-            id,
-            flags,
-            if suppress { b"" } else { &r.buf },
-            b"",
-        );
+        batch::write_out(out, kind, id, flags, if suppress { b"" } else { &r.buf }, b"");
         true
     }
 

@@ -31,12 +31,9 @@ pub fn export(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if disabled(ctx) {
         return;
     }
-    let (Some(cursor), Some(count)) = (
-        core::str::from_utf8(argv[2])
-            .ok()
-            .and_then(|c| c.parse::<u64>().ok()),
-        crate::util::parse_i64(argv[3]).filter(|&c| c > 0),
-    ) else {
+    let (Some(cursor), Some(count)) =
+        (core::str::from_utf8(argv[2]).ok().and_then(|c| c.parse::<u64>().ok()), crate::util::parse_i64(argv[3]).filter(|&c| c > 0))
+    else {
         return ctx.err("ERR invalid cursor or count");
     };
     let ranges = parse_ranges(&alloc::string::String::from_utf8_lossy(argv[4]));
@@ -97,10 +94,7 @@ pub fn export(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 /// Parses one record with this engine's limits.
-fn decode<'a>(
-    ctx: &Ctx<'_>,
-    rec: &'a [u8],
-) -> Result<(&'a [u8], i64, crate::object::Value), alloc::string::String> {
+fn decode<'a>(ctx: &Ctx<'_>, rec: &'a [u8]) -> Result<(&'a [u8], i64, crate::object::Value), alloc::string::String> {
     let mut c = Cur { b: rec, pos: 0 };
     let r = decode_key_record(&mut c, ctx.st.seed, ctx.st.config.list_max_listpack_size)?;
     if c.pos != rec.len() {
@@ -125,14 +119,8 @@ pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     if !ctx.st.applying {
         let map = ctx.st.cluster.as_ref().expect("checked above (not applying)");
-        if let Some((k, ..)) = parsed
-            .iter()
-            .find(|(k, ..)| !map.importing.contains_key(&key_slot(k)))
-        {
-            return ctx.err(&format!(
-                "ERR slot {} is not importing into this node",
-                key_slot(k)
-            ));
+        if let Some((k, ..)) = parsed.iter().find(|(k, ..)| !map.importing.contains_key(&key_slot(k))) {
+            return ctx.err(&format!("ERR slot {} is not importing into this node", key_slot(k)));
         }
     }
     let n = parsed.len();

@@ -49,9 +49,7 @@ pub fn discard(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
 
 /// A watched key that was alive at WATCH time and has expired since counts as changed.
 fn watched_key_expired(st: &State, c: &Client) -> bool {
-    c.watched.iter().any(|w| {
-        !w.expires && st.dbs[w.db].keys.get(&w.key).is_some_and(|e| e.expire_at != crate::object::NO_EXPIRE && e.expire_at <= st.now_ms)
-    })
+    c.watched.iter().any(|w| !w.expires && st.dbs[w.db].keys.get(&w.key).is_some_and(|e| e.expire_at != crate::object::NO_EXPIRE && e.expire_at <= st.now_ms))
 }
 
 pub fn exec(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {

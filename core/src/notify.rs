@@ -64,7 +64,19 @@ pub fn render(f: u32) -> String {
     if f & ALL == ALL {
         s.push('A');
     } else {
-        for (c, bit) in [('g', GENERIC), ('$', STRING), ('l', LIST), ('s', SET), ('h', HASH), ('z', ZSET), ('x', EXPIRED), ('e', EVICTED), ('t', STREAM), ('d', MODULE), ('n', NEW)] {
+        for (c, bit) in [
+            ('g', GENERIC),
+            ('$', STRING),
+            ('l', LIST),
+            ('s', SET),
+            ('h', HASH),
+            ('z', ZSET),
+            ('x', EXPIRED),
+            ('e', EVICTED),
+            ('t', STREAM),
+            ('d', MODULE),
+            ('n', NEW),
+        ] {
             if f & bit != 0 {
                 s.push(c);
             }
@@ -125,7 +137,18 @@ mod tests {
 
     #[test]
     fn render_like_redis_7_0() {
-        for (input, shown) in [("KEA", "AKE"), ("AKEmn", "AKEm"), ("gx$", "g$x"), ("mnKE", "nKEm"), ("Kd", "dK"), ("tdn", "tdn"), ("g$lshzxetd", "A"), ("g$lshzxet", "g$lshzxet"), ("EK", "KE"), ("", "")] {
+        for (input, shown) in [
+            ("KEA", "AKE"),
+            ("AKEmn", "AKEm"),
+            ("gx$", "g$x"),
+            ("mnKE", "nKEm"),
+            ("Kd", "dK"),
+            ("tdn", "tdn"),
+            ("g$lshzxetd", "A"),
+            ("g$lshzxet", "g$lshzxet"),
+            ("EK", "KE"),
+            ("", ""),
+        ] {
             assert_eq!(render(parse(input).unwrap()), shown, "{input}");
         }
         assert_eq!(parse("q"), None);

@@ -120,7 +120,8 @@ impl PubSub {
             n += ids.len();
             self.queue(&ids, 3, &[b"message", channel, message]);
         }
-        let matching: Vec<(Box<[u8]>, Vec<u64>)> = self.patterns.iter().filter(|(p, _)| glob_match(p, channel, false)).map(|(p, ids)| (p.clone(), ids.clone())).collect();
+        let matching: Vec<(Box<[u8]>, Vec<u64>)> =
+            self.patterns.iter().filter(|(p, _)| glob_match(p, channel, false)).map(|(p, ids)| (p.clone(), ids.clone())).collect();
         for (p, ids) in matching {
             n += ids.len();
             self.queue(&ids, 4, &[b"pmessage", &p, channel, message]);
@@ -417,4 +418,3 @@ pub fn pubsub_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Prints this help.",
     ]);
 }
-

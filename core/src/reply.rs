@@ -80,11 +80,7 @@ impl Reply {
         }
     }
     pub fn boolean(&mut self, b: bool) {
-        if self.resp3 {
-            self.buf.extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" })
-        } else {
-            self.int(b as i64)
-        }
+        if self.resp3 { self.buf.extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" }) } else { self.int(b as i64) }
     }
     /// RESP3 verbatim string (`=len\r\ntxt:...`), a plain bulk string in RESP2.
     pub fn verbatim(&mut self, s: &[u8]) {

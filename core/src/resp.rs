@@ -54,13 +54,21 @@ impl ProtocolError {
 pub enum Frame {
     /// Not enough bytes yet. `need` is a lower bound on the total buffer length that can
     /// make progress, so a caller can avoid re-scanning a large half-received bulk.
-    Incomplete { need: usize },
+    Incomplete {
+        need: usize,
+    },
     /// A multibulk command of `consumed` bytes; argument byte ranges were pushed to `args`.
-    Multibulk { consumed: usize },
+    Multibulk {
+        consumed: usize,
+    },
     /// An inline command; its arguments (already unquoted) were pushed to `inline`.
-    Inline { consumed: usize },
+    Inline {
+        consumed: usize,
+    },
     /// Bytes that form no command (empty inline line, `*0`, `*-1`): skip them.
-    Skip { consumed: usize },
+    Skip {
+        consumed: usize,
+    },
     Error(ProtocolError),
 }
 

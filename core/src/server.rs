@@ -176,7 +176,12 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         s.push_str("\r\n");
     }
     if section_wanted(args, "clients", true) {
-        s.push_str(&format!("# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nmaxclients:{}\r\n\r\n", nclients, st.blocking.blocked_clients(), st.config.value("maxclients").unwrap_or("10000")));
+        s.push_str(&format!(
+            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nmaxclients:{}\r\n\r\n",
+            nclients,
+            st.blocking.blocked_clients(),
+            st.config.value("maxclients").unwrap_or("10000")
+        ));
     }
     if section_wanted(args, "memory", true) {
         let used = st.used_memory();

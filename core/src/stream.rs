@@ -1108,7 +1108,6 @@ fn validate_node(lp: &[u8], master: StreamId) -> Result<(u64, u64), &'static str
     Ok((live as u64, deleted as u64))
 }
 
-
 // ---------- snapshots and digest ----------
 
 fn put_u64(out: &mut Vec<u8>, v: u64) {
@@ -1301,7 +1300,22 @@ mod tests {
 
     #[test]
     fn listpack_ints_roundtrip_with_redis_sizes() {
-        for (v, size) in [(0i64, 2), (127, 2), (128, 3), (-1, 3), (-4096, 3), (4095, 3), (4096, 4), (-32768, 4), (32768, 5), (8388608, 6), (-2147483648, 6), (2147483648, 10), (i64::MIN, 10), (i64::MAX, 10)] {
+        for (v, size) in [
+            (0i64, 2),
+            (127, 2),
+            (128, 3),
+            (-1, 3),
+            (-4096, 3),
+            (4095, 3),
+            (4096, 4),
+            (-32768, 4),
+            (32768, 5),
+            (8388608, 6),
+            (-2147483648, 6),
+            (2147483648, 10),
+            (i64::MIN, 10),
+            (i64::MAX, 10),
+        ] {
             let mut b = Vec::new();
             lp::push_int(&mut b, v);
             assert_eq!(b.len(), size, "size of {v}");

@@ -6,8 +6,8 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::notify;
 use crate::dict::Dict;
+use crate::notify;
 use crate::object::Value;
 use crate::t_string::{WRONGTYPE, parse_float_strict};
 use crate::util::{eq_ic, parse_i64};
@@ -363,7 +363,11 @@ pub fn hincrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 fn reply_all(ctx: &mut Ctx<'_>, key: &[u8], keys: bool, vals: bool) {
     let Ok(h) = read_hash!(ctx, key) else { return };
     let Some(h) = h else {
-        if keys && vals { ctx.reply.map(0) } else { ctx.reply.array(0) }
+        if keys && vals {
+            ctx.reply.map(0)
+        } else {
+            ctx.reply.array(0)
+        }
         return;
     };
     let pairs = h.pairs();

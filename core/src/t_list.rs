@@ -221,10 +221,7 @@ impl Node {
         let tail = self.buf[off..].to_vec();
         self.buf.truncate(off);
         self.shrink();
-        let n = Node {
-            buf: tail,
-            count: self.count - i as u32,
-        };
+        let n = Node { buf: tail, count: self.count - i as u32 };
         self.count = i as u32;
         n
     }
@@ -271,11 +268,7 @@ fn oversized(node: &Node, fill: i64) -> bool {
     if node.count <= 1 {
         return false;
     }
-    if fill >= 0 {
-        node.count as i64 > fill.max(1) || node.buf.len() > SIZE_SAFETY_LIMIT
-    } else {
-        node.buf.len() > SIZE_LIMITS[((-fill) as usize).min(5) - 1]
-    }
+    if fill >= 0 { node.count as i64 > fill.max(1) || node.buf.len() > SIZE_SAFETY_LIMIT } else { node.buf.len() > SIZE_LIMITS[((-fill) as usize).min(5) - 1] }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -298,10 +291,7 @@ impl Default for ListValue {
 impl ListValue {
     pub fn new() -> Self {
         // One node slot: most lists are small, and VecDeque's default first growth is four.
-        ListValue {
-            nodes: VecDeque::with_capacity(1),
-            len: 0,
-        }
+        ListValue { nodes: VecDeque::with_capacity(1), len: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -493,11 +483,7 @@ impl ListValue {
     pub fn remove(&mut self, x: &[u8], limit: usize, rev: bool) -> usize {
         let limit = if limit == 0 { usize::MAX } else { limit };
         let mut removed = 0;
-        let order: Vec<usize> = if rev {
-            (0..self.nodes.len()).rev().collect()
-        } else {
-            (0..self.nodes.len()).collect()
-        };
+        let order: Vec<usize> = if rev { (0..self.nodes.len()).rev().collect() } else { (0..self.nodes.len()).collect() };
         for ni in order {
             if removed >= limit {
                 break;
@@ -560,10 +546,7 @@ impl ListValue {
     }
 
     pub fn duplicate(&self) -> ListValue {
-        ListValue {
-            nodes: self.nodes.clone(),
-            len: self.len,
-        }
+        ListValue { nodes: self.nodes.clone(), len: self.len }
     }
 }
 
@@ -620,11 +603,7 @@ fn list_mut<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> &'c mut ListValue {
     let db = ctx.db();
     if !ctx.st.dbs[db].keys.contains_key(key) {
         let lru = ctx.st.lru_clock();
-        ctx.st.dbs[db].add(
-            key,
-            Value::List(alloc::boxed::Box::new(ListValue::new())),
-            lru,
-        );
+        ctx.st.dbs[db].add(key, Value::List(alloc::boxed::Box::new(ListValue::new())), lru);
     }
     match &mut ctx.st.dbs[db].keys.get_mut(key).unwrap().val {
         Value::List(l) => l,
@@ -637,8 +616,7 @@ fn list_mut<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> &'c mut ListValue {
 fn after_remove(ctx: &mut Ctx<'_>, key: &[u8], event: &str) {
     let db = ctx.db();
     ctx.notify(notify::LIST, event, key);
-    if matches!(ctx.st.dbs[db].keys.get(key).map(|e| &e.val), Some(Value::List(l)) if l.is_empty())
-    {
+    if matches!(ctx.st.dbs[db].keys.get(key).map(|e| &e.val), Some(Value::List(l)) if l.is_empty()) {
         ctx.st.dbs[db].remove(key);
         ctx.notify(notify::GENERIC, "del", key);
     }
@@ -731,14 +709,10 @@ fn positive_arg(ctx: &mut Ctx<'_>, a: &[u8], msg: &str) -> Option<i64> {
 fn pop_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], end: End) {
     let name = if end == End::Head { "lpop" } else { "rpop" };
     if argv.len() > 3 {
-        return ctx.err(&alloc::format!(
-            "ERR wrong number of arguments for '{}' command",
-            name
-        ));
+        return ctx.err(&alloc::format!("ERR wrong number of arguments for '{}' command", name));
     }
     let count = if argv.len() == 3 {
-        let Some(c) = positive_arg(ctx, argv[2], "ERR value is out of range, must be positive")
-        else {
+        let Some(c) = positive_arg(ctx, argv[2], "ERR value is out of range, must be positive") else {
             return;
         };
         Some(c as usize)
@@ -748,11 +722,7 @@ fn pop_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], end: End) {
     match write_list(ctx, argv[1]) {
         Err(()) => return,
         Ok(None) => {
-            return if count.is_some() {
-                ctx.reply.null_array()
-            } else {
-                ctx.reply.null()
-            };
+            return if count.is_some() { ctx.reply.null_array() } else { ctx.reply.null() };
         }
         Ok(Some(_)) => {}
     }
@@ -796,16 +766,8 @@ pub fn llen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// Normalises LRANGE/LTRIM bounds: Some((start, count)) or None for an empty range.
 fn norm_range(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     let llen = len as i64;
-    let mut s = if start < 0 {
-        llen.saturating_add(start)
-    } else {
-        start
-    };
-    let mut e = if end < 0 {
-        llen.saturating_add(end)
-    } else {
-        end
-    };
+    let mut s = if start < 0 { llen.saturating_add(start) } else { start };
+    let mut e = if end < 0 { llen.saturating_add(end) } else { end };
     if s < 0 {
         s = 0;
     }
@@ -850,11 +812,7 @@ pub fn lindex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.not_integer();
     };
     let i = if i < 0 { len + i } else { i };
-    let v = if (0..len).contains(&i) {
-        l.get(i as usize).map(|x| x.to_vec())
-    } else {
-        None
-    };
+    let v = if (0..len).contains(&i) { l.get(i as usize).map(|x| x.to_vec()) } else { None };
     match v {
         Some(v) => ctx.reply.bulk(&v),
         None => ctx.reply.null(),
@@ -918,11 +876,7 @@ pub fn lrem(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         Ok(None) => return ctx.reply.int(0),
         Ok(Some(l)) => l,
     };
-    let removed = l.remove(
-        argv[3],
-        count.unsigned_abs().min(usize::MAX as u64) as usize,
-        count < 0,
-    );
+    let removed = l.remove(argv[3], count.unsigned_abs().min(usize::MAX as u64) as usize, count < 0);
     if removed > 0 {
         after_remove(ctx, argv[1], "lrem");
         ctx.dirty += removed as u64;
@@ -968,7 +922,9 @@ pub fn lpos(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
                 return;
             };
             if r == 0 {
-                return ctx.err("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list");
+                return ctx.err(
+                    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
+                );
             }
             rank = r;
         } else if eq_ic(argv[j], b"COUNT") && more {
@@ -997,11 +953,7 @@ pub fn lpos(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return;
     };
     let Some(l) = l else {
-        return if count != -1 {
-            ctx.reply.array(0)
-        } else {
-            ctx.reply.null()
-        };
+        return if count != -1 { ctx.reply.array(0) } else { ctx.reply.null() };
     };
     let len = l.len() as u64;
     let mut found: Vec<u64> = Vec::new();
@@ -1093,9 +1045,7 @@ pub fn rpoplpush(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// `LPOP|RPOP key n`.
 fn mpop_from(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize) {
     let db = ctx.db();
-    let Some(Value::List(l)) = ctx.st.dbs[db].keys.get_mut(key).map(|e| &mut e.val) else {
-        unreachable!("checked by the caller")
-    };
+    let Some(Value::List(l)) = ctx.st.dbs[db].keys.get_mut(key).map(|e| &mut e.val) else { unreachable!("checked by the caller") };
     let n = count.min(l.len());
     let mut items = Vec::with_capacity(n);
     for _ in 0..n {
@@ -1114,11 +1064,7 @@ fn mpop_from(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize) {
 }
 
 /// Parses `numkeys key… LEFT|RIGHT [COUNT n]` from `argv[at]`: (keys, end, count).
-fn parse_mpop<'a>(
-    ctx: &mut Ctx<'_>,
-    argv: &[&'a [u8]],
-    at: usize,
-) -> Option<(Vec<&'a [u8]>, End, usize)> {
+fn parse_mpop<'a>(ctx: &mut Ctx<'_>, argv: &[&'a [u8]], at: usize) -> Option<(Vec<&'a [u8]>, End, usize)> {
     let numkeys = match crate::util::parse_i64(argv[at]) {
         Some(n) if n >= 1 => n as u64,
         _ => {
@@ -1154,11 +1100,7 @@ fn parse_mpop<'a>(
         }
         j += 1;
     }
-    let count = if count == -1 {
-        1
-    } else {
-        count.min(usize::MAX as i64) as usize
-    };
+    let count = if count == -1 { 1 } else { count.min(usize::MAX as i64) as usize };
     Some((argv[at + 1..where_idx].to_vec(), end, count))
 }
 
@@ -1205,23 +1147,11 @@ fn blocking_pop(ctx: &mut Ctx<'_>, keys: &[&[u8]], end: End, timeout: &[u8], cou
 }
 
 pub fn blpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    blocking_pop(
-        ctx,
-        &argv[1..argv.len() - 1],
-        End::Head,
-        argv[argv.len() - 1],
-        None,
-    )
+    blocking_pop(ctx, &argv[1..argv.len() - 1], End::Head, argv[argv.len() - 1], None)
 }
 
 pub fn brpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    blocking_pop(
-        ctx,
-        &argv[1..argv.len() - 1],
-        End::Tail,
-        argv[argv.len() - 1],
-        None,
-    )
+    blocking_pop(ctx, &argv[1..argv.len() - 1], End::Tail, argv[argv.len() - 1], None)
 }
 
 pub fn blmpop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {

@@ -9,8 +9,8 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::notify;
 use crate::dict::Dict;
+use crate::notify;
 use crate::object::Value;
 use crate::t_string::WRONGTYPE;
 use crate::util::{Rng, parse_i64};

@@ -14,11 +14,11 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::notify;
 use crate::engine::State;
+use crate::notify;
 use crate::object::Value;
 use crate::reply::Reply;
-use crate::stream::{lp::Ele, AppendError, Entry, Group, IdParse, Nack, Stream, StreamId, TrimArgs, TrimStrategy, INVALID_ENTRIES_READ};
+use crate::stream::{AppendError, Entry, Group, INVALID_ENTRIES_READ, IdParse, Nack, Stream, StreamId, TrimArgs, TrimStrategy, lp::Ele};
 use crate::t_string::WRONGTYPE;
 use crate::util::{eq_ic, int_bytes, parse_i64};
 
@@ -185,13 +185,7 @@ struct AddTrim {
 /// Redis's streamParseAddOrTrimArgsOrReply.
 fn parse_add_trim(ctx: &mut Ctx<'_>, argv: &[&[u8]], xadd: bool) -> Option<AddTrim> {
     let argc = argv.len();
-    let mut p = AddTrim {
-        trim: TrimArgs { strategy: TrimStrategy::None, approx: false, limit: 0 },
-        trim_arg: 0,
-        id_pos: argc,
-        id: None,
-        no_mkstream: false,
-    };
+    let mut p = AddTrim { trim: TrimArgs { strategy: TrimStrategy::None, approx: false, limit: 0 }, trim_arg: 0, id_pos: argc, id: None, no_mkstream: false };
     let mut limit_given = false;
     let mut i = 2;
     while i < argc {
@@ -1125,7 +1119,17 @@ pub fn xpending(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 /// Gives a pending entry to `consumer` (creating the consumer on first use, as Redis 7.0
 /// does lazily) and returns the nack's (time, count) for its effect.
-fn claim_one(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8], cname: &[u8], consumer: &mut Option<alloc::rc::Rc<[u8]>>, id: StreamId, time: i64, retrycount: i64, justid: bool) -> (i64, u64) {
+fn claim_one(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    group: &[u8],
+    cname: &[u8],
+    consumer: &mut Option<alloc::rc::Rc<[u8]>>,
+    id: StreamId,
+    time: i64,
+    retrycount: i64,
+    justid: bool,
+) -> (i64, u64) {
     if consumer.is_none() {
         let db = ctx.db();
         let now = ctx.st.now_ms;

@@ -15,9 +15,9 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use crate::ctx::Ctx;
-use crate::notify;
 use crate::dict::Dict;
 use crate::engine::State;
+use crate::notify;
 use crate::object::Value;
 use crate::t_string::WRONGTYPE;
 use crate::util::{eq_ic, parse_i64};
@@ -267,11 +267,7 @@ impl Limits {
 impl ZsetValue {
     /// An empty set in the encoding ZADD would create for a first member of `first_len` bytes.
     pub fn new_for(lim: Limits, first_len: usize) -> ZsetValue {
-        if lim.entries == 0 || lim.value < first_len {
-            ZsetValue::Skiplist(Box::new(ZSkip::new(lim.seed)))
-        } else {
-            ZsetValue::Listpack(Listpack::default())
-        }
+        if lim.entries == 0 || lim.value < first_len { ZsetValue::Skiplist(Box::new(ZSkip::new(lim.seed))) } else { ZsetValue::Listpack(Listpack::default()) }
     }
 
     pub fn new_listpack() -> ZsetValue {
@@ -1281,11 +1277,7 @@ fn zremrange_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], rtype: RangeType) {
                 if s < 0 {
                     s = 0;
                 }
-                if s > e || s >= len {
-                    (0, 0)
-                } else {
-                    (s as usize, (e.min(len - 1) + 1) as usize)
-                }
+                if s > e || s >= len { (0, 0) } else { (s as usize, (e.min(len - 1) + 1) as usize) }
             }
             RangeType::Score => score_range.as_ref().unwrap().bounds(&v),
             _ => lex_bounds(lex_range.as_ref().unwrap(), &v, false),
@@ -1632,7 +1624,11 @@ pub fn pop_generic(ctx: &mut Ctx<'_>, keys: &[&[u8]], wh: Where, count: Option<i
         }
     }
     let Some(key) = found else {
-        if shape.nil_when_empty { ctx.reply.null_array() } else { ctx.reply.array(0) }
+        if shape.nil_when_empty {
+            ctx.reply.null_array()
+        } else {
+            ctx.reply.array(0)
+        }
         return None;
     };
     if count == Some(0) {

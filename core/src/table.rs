@@ -4,7 +4,10 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::{acl, cluster, connection as conn, keyspace as keys, migrate, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set, t_sort as sort, t_stream as stream, t_string as string, t_zset as zset};
+use crate::{
+    acl, cluster, connection as conn, keyspace as keys, migrate, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list,
+    t_set as set, t_sort as sort, t_stream as stream, t_string as string, t_zset as zset,
+};
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 
@@ -110,7 +113,9 @@ impl CommandSpec {
                         j += 3;
                         continue;
                     }
-                    if (crate::util::eq_ic(argv[j], b"store") || crate::util::eq_ic(argv[j], b"by") || crate::util::eq_ic(argv[j], b"get")) && j + 1 < argv.len() {
+                    if (crate::util::eq_ic(argv[j], b"store") || crate::util::eq_ic(argv[j], b"by") || crate::util::eq_ic(argv[j], b"get"))
+                        && j + 1 < argv.len()
+                    {
                         if crate::util::eq_ic(argv[j], b"store") {
                             dst = Some(j + 1);
                         }
@@ -133,7 +138,24 @@ impl CommandSpec {
     }
     /// Keys found by reading the arguments (Redis's movablekeys).
     pub fn movable_keys(&self) -> bool {
-        matches!(self.name, "xread" | "xreadgroup" | "sintercard" | "zintercard" | "zunion" | "zinter" | "zdiff" | "zmpop" | "lmpop" | "blmpop" | "bzmpop" | "zunionstore" | "zinterstore" | "zdiffstore" | "sort")
+        matches!(
+            self.name,
+            "xread"
+                | "xreadgroup"
+                | "sintercard"
+                | "zintercard"
+                | "zunion"
+                | "zinter"
+                | "zdiff"
+                | "zmpop"
+                | "lmpop"
+                | "blmpop"
+                | "bzmpop"
+                | "zunionstore"
+                | "zinterstore"
+                | "zdiffstore"
+                | "sort"
+        )
     }
     /// ACL categories as a bit set (`acl_cat`), derived as Redis 7.0 derives them: the
     /// implicit ones from the flags (write, read, admin+dangerous, pubsub, fast/slow,
@@ -317,24 +339,78 @@ pub static CLIENT_SUBCOMMANDS: [CommandSpec; 10] = [
     cmd!("client|info", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "6.2.0", "Returns information about the connection.", conn::client_info),
     cmd!("client|list", -2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "2.4.0", "Lists open connections.", conn::client_list),
     cmd!("client|setinfo", 4, CONN, NK, "connection", "7.2.0", "Sets information specific to the client or connection.", conn::client_setinfo),
-    cmd!("client|no-evict", 3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "7.0.0", "Sets the client eviction mode of the connection.", conn::client_noevict),
-    cmd!("client|reply", 3, NOSCRIPT | LOADING | STALE | CONNECTION, NK, "connection", "3.2.0", "Instructs the server whether to reply to commands.", conn::client_reply),
+    cmd!(
+        "client|no-evict",
+        3,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        NK,
+        "connection",
+        "7.0.0",
+        "Sets the client eviction mode of the connection.",
+        conn::client_noevict
+    ),
+    cmd!(
+        "client|reply",
+        3,
+        NOSCRIPT | LOADING | STALE | CONNECTION,
+        NK,
+        "connection",
+        "3.2.0",
+        "Instructs the server whether to reply to commands.",
+        conn::client_reply
+    ),
     cmd!("client|help", 2, LOADING | STALE, NK, "connection", "5.0.0", "Returns helpful text about the different subcommands.", conn::client_help),
-    cmd!("client|unblock", -3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "5.0.0", "Unblocks a client blocked by a blocking command from a different connection.", conn::client_unblock),
+    cmd!(
+        "client|unblock",
+        -3,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        NK,
+        "connection",
+        "5.0.0",
+        "Unblocks a client blocked by a blocking command from a different connection.",
+        conn::client_unblock
+    ),
 ];
 
 pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
-    cmd!("config|get", -3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Returns the effective values of configuration parameters.", server::config_get),
+    cmd!(
+        "config|get",
+        -3,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        NK,
+        "server",
+        "2.0.0",
+        "Returns the effective values of configuration parameters.",
+        server::config_get
+    ),
     cmd!("config|set", -4, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Sets configuration parameters in-flight.", server::config_set),
     cmd!("config|resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Resets the server's statistics.", server::config_resetstat),
-    cmd!("config|rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.8.0", "Persists the effective configuration to file.", server::config_rewrite),
+    cmd!(
+        "config|rewrite",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        NK,
+        "server",
+        "2.8.0",
+        "Persists the effective configuration to file.",
+        server::config_rewrite
+    ),
     cmd!("config|help", 2, LOADING | STALE, NK, "server", "5.0.0", "Returns helpful text about the different subcommands.", server::config_help),
 ];
 
 pub static COMMAND_SUBCOMMANDS: [CommandSpec; 6] = [
     cmd!("command|count", 2, LOADING | STALE, NK, "server", "2.8.13", "Returns a count of commands.", server::command_count),
     cmd!("command|info", -2, LOADING | STALE, NK, "server", "2.8.13", "Returns information about one, multiple or all commands.", server::command_info),
-    cmd!("command|docs", -2, LOADING | STALE, NK, "server", "7.0.0", "Returns documentary information about one, multiple or all commands.", server::command_docs),
+    cmd!(
+        "command|docs",
+        -2,
+        LOADING | STALE,
+        NK,
+        "server",
+        "7.0.0",
+        "Returns documentary information about one, multiple or all commands.",
+        server::command_docs
+    ),
     cmd!("command|getkeys", -4, LOADING | STALE, NK, "server", "2.8.13", "Extracts the key names from an arbitrary command.", server::command_getkeys),
     cmd!("command|list", -2, LOADING | STALE, NK, "server", "7.0.0", "Returns a list of command names.", server::command_list),
     cmd!("command|help", 2, LOADING | STALE, NK, "server", "5.0.0", "Returns helpful text about the different subcommands.", server::command_help),
@@ -363,8 +439,26 @@ pub static CLUSTER_SUBCOMMANDS: [CommandSpec; 10] = [
 
 /// Memoria's own: moving keys between shards (`memoria reshard`; see `migrate`).
 pub static MIGRATION_SUBCOMMANDS: [CommandSpec; 3] = [
-    cmd!("migration|export", 5, ADMIN | NOSCRIPT | KEYSPACE, NK, "cluster", "0.1.0", "Returns key records of slots this node is migrating (Memoria).", migrate::export),
-    cmd!("migration|import", -3, W | DENYOOM | ADMIN | NOSCRIPT, NK, "cluster", "0.1.0", "Writes key records into slots this node is importing (Memoria).", migrate::import),
+    cmd!(
+        "migration|export",
+        5,
+        ADMIN | NOSCRIPT | KEYSPACE,
+        NK,
+        "cluster",
+        "0.1.0",
+        "Returns key records of slots this node is migrating (Memoria).",
+        migrate::export
+    ),
+    cmd!(
+        "migration|import",
+        -3,
+        W | DENYOOM | ADMIN | NOSCRIPT,
+        NK,
+        "cluster",
+        "0.1.0",
+        "Writes key records into slots this node is importing (Memoria).",
+        migrate::import
+    ),
     cmd!("migration|delif", 3, W | ADMIN | NOSCRIPT, NK, "cluster", "0.1.0", "Deletes a key if it still holds the exported record (Memoria).", migrate::delif),
 ];
 
@@ -373,7 +467,16 @@ pub static PUBSUB_SUBCOMMANDS: [CommandSpec; 6] = [
     cmd!("pubsub|numpat", 2, PUBSUB | LOADING | STALE, NK, "pubsub", "2.8.0", "Returns a count of unique pattern subscriptions.", pubsub::pubsub_numpat),
     cmd!("pubsub|numsub", -2, PUBSUB | LOADING | STALE, NK, "pubsub", "2.8.0", "Returns a count of subscribers to channels.", pubsub::pubsub_numsub),
     cmd!("pubsub|shardchannels", -2, PUBSUB | LOADING | STALE, NK, "pubsub", "7.0.0", "Returns the active shard channels.", pubsub::pubsub_shardchannels),
-    cmd!("pubsub|shardnumsub", -2, PUBSUB | LOADING | STALE, NK, "pubsub", "7.0.0", "Returns the count of subscribers of shard channels.", pubsub::pubsub_shardnumsub),
+    cmd!(
+        "pubsub|shardnumsub",
+        -2,
+        PUBSUB | LOADING | STALE,
+        NK,
+        "pubsub",
+        "7.0.0",
+        "Returns the count of subscribers of shard channels.",
+        pubsub::pubsub_shardnumsub
+    ),
     cmd!("pubsub|help", 2, LOADING | STALE, NK, "pubsub", "6.2.0", "Returns helpful text about the different subcommands.", pubsub::pubsub_help),
 ];
 
@@ -402,8 +505,26 @@ const ACLF: u32 = NOSCRIPT | LOADING | STALE;
 pub static ACL_SUBCOMMANDS: [CommandSpec; 13] = [
     cmd!("acl|cat", -2, ACLF, NK, "server", "6.0.0", "Lists the ACL categories, or the commands inside a category.", acl::cmd::cat),
     cmd!("acl|deluser", -3, ADMIN | ACLF, NK, "server", "6.0.0", "Deletes ACL users, and terminates their connections.", acl::cmd::deluser),
-    cmd!("acl|dryrun", -4, ADMIN | ACLF, NK, "server", "7.0.0", "Simulates the execution of a command by a user, without executing the command.", acl::cmd::dryrun),
-    cmd!("acl|genpass", -2, ACLF, NK, "server", "6.0.0", "Generates a pseudorandom, secure password that can be used to identify ACL users.", acl::cmd::genpass),
+    cmd!(
+        "acl|dryrun",
+        -4,
+        ADMIN | ACLF,
+        NK,
+        "server",
+        "7.0.0",
+        "Simulates the execution of a command by a user, without executing the command.",
+        acl::cmd::dryrun
+    ),
+    cmd!(
+        "acl|genpass",
+        -2,
+        ACLF,
+        NK,
+        "server",
+        "6.0.0",
+        "Generates a pseudorandom, secure password that can be used to identify ACL users.",
+        acl::cmd::genpass
+    ),
     cmd!("acl|help", 2, LOADING | STALE, NK, "server", "6.0.0", "Returns helpful text about the different subcommands.", acl::cmd::help),
     cmd!("acl|getuser", 3, ADMIN | ACLF, NK, "server", "6.0.0", "Lists the ACL rules of a user.", acl::cmd::getuser),
     cmd!("acl|list", 2, ADMIN | ACLF, NK, "server", "6.0.0", "Dumps the effective rules in ACL file format.", acl::cmd::list),
@@ -435,12 +556,48 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("flushall", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from all databases.", server::flushall),
     cmd!("time", 1, LOADING | STALE | FAST, NK, "server", "2.6.0", "Returns the server time.", server::time),
     cmd!("role", 1, NOSCRIPT | LOADING | STALE | FAST, NK, "server", "2.8.12", "Returns the replication role.", server::role),
-    cmd!("failover", -1, ADMIN | NOSCRIPT | STALE, NK, "server", "6.2.0", "Starts a coordinated failover from a server to one of its replicas.", server::failover),
-    cmd!("wait", 3, NOSCRIPT, NK, "generic", "3.0.0", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", server::wait),
+    cmd!(
+        "failover",
+        -1,
+        ADMIN | NOSCRIPT | STALE,
+        NK,
+        "server",
+        "6.2.0",
+        "Starts a coordinated failover from a server to one of its replicas.",
+        server::failover
+    ),
+    cmd!(
+        "wait",
+        3,
+        NOSCRIPT,
+        NK,
+        "generic",
+        "3.0.0",
+        "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
+        server::wait
+    ),
     container!("cluster", -2, "cluster", "3.0.0", "A container for Redis Cluster commands.", &CLUSTER_SUBCOMMANDS),
     container!("migration", -2, "cluster", "0.1.0", "A container for Memoria's slot migration commands.", &MIGRATION_SUBCOMMANDS),
-    cmd!("readonly", 1, LOADING | STALE | FAST, NK, "cluster", "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.", cluster::readonly),
-    cmd!("readwrite", 1, LOADING | STALE | FAST, NK, "cluster", "3.0.0", "Enables read-write queries for a connection to a Reids Cluster replica node.", cluster::readonly),
+    cmd!(
+        "readonly",
+        1,
+        LOADING | STALE | FAST,
+        NK,
+        "cluster",
+        "3.0.0",
+        "Enables read-only queries for a connection to a Redis Cluster replica node.",
+        cluster::readonly
+    ),
+    cmd!(
+        "readwrite",
+        1,
+        LOADING | STALE | FAST,
+        NK,
+        "cluster",
+        "3.0.0",
+        "Enables read-write queries for a connection to a Reids Cluster replica node.",
+        cluster::readonly
+    ),
     cmd!("asking", 1, FAST, NK, "cluster", "3.0.0", "Signals that a cluster client is following an -ASK redirect.", cluster::asking),
     cmd!("lastsave", 1, LOADING | STALE | FAST, NK, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
     // generic keyspace
@@ -467,30 +624,111 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("rename", 3, W, (1, 2, 1), "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename),
     cmd!("renamenx", 3, WF, (1, 2, 1), "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", keys::renamenx),
     cmd!("copy", -3, WD, (1, 2, 1), "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy),
-    cmd!("touch", -2, RF, KALL, "generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", keys::touch),
+    cmd!(
+        "touch",
+        -2,
+        RF,
+        KALL,
+        "generic",
+        "3.2.1",
+        "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
+        keys::touch
+    ),
     container!("object", -2, "generic", "2.2.3", "A container for object introspection commands.", &OBJECT_SUBCOMMANDS),
     // strings
     cmd!("get", 2, RF, K1, "string", "1.0.0", "Returns the string value of a key.", string::get),
     cmd!("set", -3, WD, K1, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", string::set),
     cmd!("setnx", 3, WDF, K1, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", string::setnx),
     cmd!("setex", 4, WD, K1, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", string::setex),
-    cmd!("psetex", 4, WD, K1, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", string::psetex),
+    cmd!(
+        "psetex",
+        4,
+        WD,
+        K1,
+        "string",
+        "2.6.0",
+        "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
+        string::psetex
+    ),
     cmd!("mget", -2, RF, KALL, "string", "1.0.0", "Atomically returns the string values of one or more keys.", string::mget),
     cmd!("mset", -3, WD, (1, -1, 2), "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", string::mset),
-    cmd!("msetnx", -3, WD, (1, -1, 2), "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", string::msetnx),
+    cmd!(
+        "msetnx",
+        -3,
+        WD,
+        (1, -1, 2),
+        "string",
+        "1.0.1",
+        "Atomically modifies the string values of one or more keys only when all keys don't exist.",
+        string::msetnx
+    ),
     cmd!("getset", 3, WDF, K1, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", string::getset),
     cmd!("getdel", 2, WF, K1, "string", "6.2.0", "Returns the string value of a key after deleting the key.", string::getdel),
     cmd!("getex", -2, WF, K1, "string", "6.2.0", "Returns the string value of a key after setting its expiration time.", string::getex),
     cmd!("append", 3, WDF, K1, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", string::append),
     cmd!("strlen", 2, RF, K1, "string", "2.2.0", "Returns the length of a string value.", string::strlen),
-    cmd!("incr", 2, WDF, K1, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", string::incr),
-    cmd!("decr", 2, WDF, K1, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", string::decr),
-    cmd!("incrby", 3, WDF, K1, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", string::incrby),
-    cmd!("decrby", 3, WDF, K1, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", string::decrby),
-    cmd!("incrbyfloat", 3, WDF, K1, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", string::incrbyfloat),
+    cmd!(
+        "incr",
+        2,
+        WDF,
+        K1,
+        "string",
+        "1.0.0",
+        "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
+        string::incr
+    ),
+    cmd!(
+        "decr",
+        2,
+        WDF,
+        K1,
+        "string",
+        "1.0.0",
+        "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
+        string::decr
+    ),
+    cmd!(
+        "incrby",
+        3,
+        WDF,
+        K1,
+        "string",
+        "1.0.0",
+        "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
+        string::incrby
+    ),
+    cmd!(
+        "decrby",
+        3,
+        WDF,
+        K1,
+        "string",
+        "1.0.0",
+        "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.",
+        string::decrby
+    ),
+    cmd!(
+        "incrbyfloat",
+        3,
+        WDF,
+        K1,
+        "string",
+        "2.6.0",
+        "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
+        string::incrbyfloat
+    ),
     cmd!("getrange", 4, R, K1, "string", "2.4.0", "Returns a substring of the string stored at a key.", string::getrange),
     cmd!("substr", 4, R, K1, "string", "1.0.0", "Returns a substring from a string value.", string::getrange),
-    cmd!("setrange", 4, WD, K1, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", string::setrange),
+    cmd!(
+        "setrange",
+        4,
+        WD,
+        K1,
+        "string",
+        "2.2.0",
+        "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.",
+        string::setrange
+    ),
     // hashes
     cmd!("hset", -4, WDF, K1, "hash", "2.0.0", "Creates or modifies the value of a field in a hash.", hash::hset),
     cmd!("hmset", -4, WDF, K1, "hash", "2.0.0", "Sets the values of multiple fields.", hash::hmset),
@@ -500,8 +738,26 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("hdel", -3, WF, K1, "hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hash::hdel),
     cmd!("hlen", 2, RF, K1, "hash", "2.0.0", "Returns the number of fields in a hash.", hash::hlen),
     cmd!("hstrlen", 3, RF, K1, "hash", "3.2.0", "Returns the length of the value of a field.", hash::hstrlen),
-    cmd!("hincrby", 4, WDF, K1, "hash", "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrby),
-    cmd!("hincrbyfloat", 4, WDF, K1, "hash", "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hash::hincrbyfloat),
+    cmd!(
+        "hincrby",
+        4,
+        WDF,
+        K1,
+        "hash",
+        "2.0.0",
+        "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.",
+        hash::hincrby
+    ),
+    cmd!(
+        "hincrbyfloat",
+        4,
+        WDF,
+        K1,
+        "hash",
+        "2.6.0",
+        "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.",
+        hash::hincrbyfloat
+    ),
     cmd!("hkeys", 2, R, K1, "hash", "2.0.0", "Returns all fields in a hash.", hash::hkeys),
     cmd!("hvals", 2, R, K1, "hash", "2.0.0", "Returns all values in a hash.", hash::hvals),
     cmd!("hgetall", 2, R, K1, "hash", "2.0.0", "Returns all fields and values in a hash.", hash::hgetall),
@@ -519,7 +775,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     // hyperloglog
     cmd!("pfadd", -2, WDF, K1, "hyperloglog", "2.8.9", "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.", hll::pfadd),
     // PFCOUNT may store the cardinality it computed (it then replicates itself).
-    cmd!("pfcount", -2, R | MAY_REPLICATE, KALL, "hyperloglog", "2.8.9", "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).", hll::pfcount),
+    cmd!(
+        "pfcount",
+        -2,
+        R | MAY_REPLICATE,
+        KALL,
+        "hyperloglog",
+        "2.8.9",
+        "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).",
+        hll::pfcount
+    ),
     cmd!("pfmerge", -2, WD, KALL, "hyperloglog", "2.8.9", "Merges one or more HyperLogLog values into a single key.", hll::pfmerge),
     // sets
     cmd!("sadd", -3, WDF, K1, "set", "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", set::sadd),
@@ -528,7 +793,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("sismember", 3, RF, K1, "set", "1.0.0", "Determines whether a member belongs to a set.", set::sismember),
     cmd!("smismember", -3, RF, K1, "set", "6.2.0", "Determines whether multiple members belong to a set.", set::smismember),
     cmd!("scard", 2, RF, K1, "set", "1.0.0", "Returns the number of members in a set.", set::scard),
-    cmd!("spop", -2, WF, K1, "set", "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", set::spop),
+    cmd!(
+        "spop",
+        -2,
+        WF,
+        K1,
+        "set",
+        "1.0.0",
+        "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.",
+        set::spop
+    ),
     cmd!("srandmember", -2, R, K1, "set", "1.0.0", "Get one or multiple random members from a set", set::srandmember),
     cmd!("smove", 4, WF, (1, 2, 1), "set", "1.0.0", "Moves a member from one set to another.", set::smove),
     cmd!("sinter", -2, R, KALL, "set", "1.0.0", "Returns the intersect of multiple sets.", set::sinter),
@@ -544,9 +818,27 @@ pub static COMMANDS: &[CommandSpec] = &[
     // sorted sets. Keys that follow a numkeys argument are declared as "everything from the
     // first key on" (options count as keys too), which only makes the host's tracker more
     // cautious, as for SINTERCARD.
-    cmd!("zadd", -4, WDF, K1, "sorted-set", "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zset::zadd),
+    cmd!(
+        "zadd",
+        -4,
+        WDF,
+        K1,
+        "sorted-set",
+        "1.2.0",
+        "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
+        zset::zadd
+    ),
     cmd!("zincrby", 4, WDF, K1, "sorted-set", "1.2.0", "Increments the score of a member in a sorted set.", zset::zincrby),
-    cmd!("zrem", -3, WF, K1, "sorted-set", "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zset::zrem),
+    cmd!(
+        "zrem",
+        -3,
+        WF,
+        K1,
+        "sorted-set",
+        "1.2.0",
+        "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.",
+        zset::zrem
+    ),
     cmd!("zcard", 2, RF, K1, "sorted-set", "1.2.0", "Returns the number of members in a sorted set.", zset::zcard),
     cmd!("zscore", 3, RF, K1, "sorted-set", "1.2.0", "Returns the score of a member in a sorted set.", zset::zscore),
     cmd!("zmscore", -3, RF, K1, "sorted-set", "6.2.0", "Returns the score of one or more members in a sorted set.", zset::zmscore),
@@ -556,14 +848,59 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("zrangestore", -5, WD, (1, 2, 1), "sorted-set", "6.2.0", "Stores a range of members from sorted set in a key.", zset::zrangestore),
     cmd!("zrevrange", -4, R, K1, "sorted-set", "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", zset::zrevrange),
     cmd!("zrangebyscore", -4, R, K1, "sorted-set", "1.0.5", "Returns members in a sorted set within a range of scores.", zset::zrangebyscore),
-    cmd!("zrevrangebyscore", -4, R, K1, "sorted-set", "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", zset::zrevrangebyscore),
+    cmd!(
+        "zrevrangebyscore",
+        -4,
+        R,
+        K1,
+        "sorted-set",
+        "2.2.0",
+        "Returns members in a sorted set within a range of scores in reverse order.",
+        zset::zrevrangebyscore
+    ),
     cmd!("zrangebylex", -4, R, K1, "sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range.", zset::zrangebylex),
-    cmd!("zrevrangebylex", -4, R, K1, "sorted-set", "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order.", zset::zrevrangebylex),
+    cmd!(
+        "zrevrangebylex",
+        -4,
+        R,
+        K1,
+        "sorted-set",
+        "2.8.9",
+        "Returns members in a sorted set within a lexicographical range in reverse order.",
+        zset::zrevrangebylex
+    ),
     cmd!("zcount", 4, RF, K1, "sorted-set", "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", zset::zcount),
     cmd!("zlexcount", 4, RF, K1, "sorted-set", "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", zset::zlexcount),
-    cmd!("zpopmin", -2, WF, K1, "sorted-set", "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zset::zpopmin),
-    cmd!("zpopmax", -2, WF, K1, "sorted-set", "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zset::zpopmax),
-    cmd!("zmpop", -4, W, (2, -1, 1), "sorted-set", "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zset::zmpop),
+    cmd!(
+        "zpopmin",
+        -2,
+        WF,
+        K1,
+        "sorted-set",
+        "5.0.0",
+        "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
+        zset::zpopmin
+    ),
+    cmd!(
+        "zpopmax",
+        -2,
+        WF,
+        K1,
+        "sorted-set",
+        "5.0.0",
+        "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
+        zset::zpopmax
+    ),
+    cmd!(
+        "zmpop",
+        -4,
+        W,
+        (2, -1, 1),
+        "sorted-set",
+        "7.0.0",
+        "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.",
+        zset::zmpop
+    ),
     cmd!("zunion", -3, R, (2, -1, 1), "sorted-set", "6.2.0", "Returns the union of multiple sorted sets.", zset::zunion),
     cmd!("zinter", -3, R, (2, -1, 1), "sorted-set", "6.2.0", "Returns the intersect of multiple sorted sets.", zset::zinter),
     cmd!("zdiff", -3, R, (2, -1, 1), "sorted-set", "6.2.0", "Returns the difference between multiple sorted sets.", zset::zdiff),
@@ -571,19 +908,82 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("zunionstore", -4, WD, K1, "sorted-set", "2.0.0", "Stores the union of multiple sorted sets in a key.", zset::zunionstore),
     cmd!("zinterstore", -4, WD, K1, "sorted-set", "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zset::zinterstore),
     cmd!("zdiffstore", -4, WD, K1, "sorted-set", "6.2.0", "Stores the difference of multiple sorted sets in a key.", zset::zdiffstore),
-    cmd!("zremrangebyscore", 4, W, K1, "sorted-set", "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", zset::zremrangebyscore),
-    cmd!("zremrangebyrank", 4, W, K1, "sorted-set", "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", zset::zremrangebyrank),
-    cmd!("zremrangebylex", 4, W, K1, "sorted-set", "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", zset::zremrangebylex),
+    cmd!(
+        "zremrangebyscore",
+        4,
+        W,
+        K1,
+        "sorted-set",
+        "1.2.0",
+        "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.",
+        zset::zremrangebyscore
+    ),
+    cmd!(
+        "zremrangebyrank",
+        4,
+        W,
+        K1,
+        "sorted-set",
+        "2.0.0",
+        "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.",
+        zset::zremrangebyrank
+    ),
+    cmd!(
+        "zremrangebylex",
+        4,
+        W,
+        K1,
+        "sorted-set",
+        "2.8.9",
+        "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.",
+        zset::zremrangebylex
+    ),
     cmd!("zrandmember", -2, R, K1, "sorted-set", "6.2.0", "Returns one or more random members from a sorted set.", zset::zrandmember),
     cmd!("zscan", -3, R, K1, "sorted-set", "2.8.0", "Iterates over members and scores of a sorted set.", zset::zscan),
-    cmd!("bzpopmin", -3, W | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", zset::bzpopmin),
-    cmd!("bzpopmax", -3, W | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", zset::bzpopmax),
-    cmd!("bzmpop", -5, W | BLOCKING, (3, -1, 1), "sorted-set", "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", zset::bzmpop),
+    cmd!(
+        "bzpopmin",
+        -3,
+        W | NOSCRIPT | BLOCKING | FAST,
+        (1, -2, 1),
+        "sorted-set",
+        "5.0.0",
+        "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        zset::bzpopmin
+    ),
+    cmd!(
+        "bzpopmax",
+        -3,
+        W | NOSCRIPT | BLOCKING | FAST,
+        (1, -2, 1),
+        "sorted-set",
+        "5.0.0",
+        "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.",
+        zset::bzpopmax
+    ),
+    cmd!(
+        "bzmpop",
+        -5,
+        W | BLOCKING,
+        (3, -1, 1),
+        "sorted-set",
+        "7.0.0",
+        "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        zset::bzmpop
+    ),
     // pub/sub
     cmd!("subscribe", -2, SUB, NK, "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
     cmd!("unsubscribe", -1, SUB, NK, "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
     cmd!("psubscribe", -2, SUB, NK, "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", pubsub::psubscribe),
-    cmd!("punsubscribe", -1, SUB, NK, "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
+    cmd!(
+        "punsubscribe",
+        -1,
+        SUB,
+        NK,
+        "pubsub",
+        "2.0.0",
+        "Stops listening to messages published to channels that match one or more patterns.",
+        pubsub::punsubscribe
+    ),
     cmd!("ssubscribe", -2, SUB, NK, "pubsub", "7.0.0", "Listens for messages published to shard channels.", pubsub::ssubscribe),
     cmd!("sunsubscribe", -1, SUB, NK, "pubsub", "7.0.0", "Stops listening to messages posted to shard channels.", pubsub::sunsubscribe),
     cmd!("publish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, NK, "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
@@ -596,7 +996,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("lpushx", -3, WDF, K1, "list", "2.2.0", "Prepends one or more elements to a list only when the list exists.", list::lpushx),
     cmd!("rpushx", -3, WDF, K1, "list", "2.2.0", "Appends an element to a list only when the list exists.", list::rpushx),
     cmd!("linsert", 5, WD, K1, "list", "2.2.0", "Inserts an element before or after another element in a list.", list::linsert),
-    cmd!("lpop", -2, WF, K1, "list", "1.0.0", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", list::lpop),
+    cmd!(
+        "lpop",
+        -2,
+        WF,
+        K1,
+        "list",
+        "1.0.0",
+        "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.",
+        list::lpop
+    ),
     cmd!("rpop", -2, WF, K1, "list", "1.0.0", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", list::rpop),
     cmd!("llen", 2, RF, K1, "list", "1.0.0", "Returns the length of a list.", list::llen),
     cmd!("lrange", 4, R, K1, "list", "1.0.0", "Returns a range of elements from a list.", list::lrange),
@@ -605,27 +1014,171 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("lrem", 4, W, K1, "list", "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", list::lrem),
     cmd!("ltrim", 4, W, K1, "list", "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", list::ltrim),
     cmd!("lpos", -3, R, K1, "list", "6.0.6", "Returns the index of matching elements in a list.", list::lpos),
-    cmd!("lmove", 5, WD, (1, 2, 1), "list", "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", list::lmove),
-    cmd!("rpoplpush", 3, WD, (1, 2, 1), "list", "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", list::rpoplpush),
-    cmd!("lmpop", -4, W, (2, -2, 1), "list", "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", list::lmpop),
-    cmd!("blpop", -3, W | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", list::blpop),
-    cmd!("brpop", -3, W | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", list::brpop),
-    cmd!("blmove", 6, WD | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", list::blmove),
-    cmd!("brpoplpush", 4, WD | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", list::brpoplpush),
-    cmd!("blmpop", -5, W | BLOCKING, (3, -2, 1), "list", "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", list::blmpop),
+    cmd!(
+        "lmove",
+        5,
+        WD,
+        (1, 2, 1),
+        "list",
+        "6.2.0",
+        "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.",
+        list::lmove
+    ),
+    cmd!(
+        "rpoplpush",
+        3,
+        WD,
+        (1, 2, 1),
+        "list",
+        "1.2.0",
+        "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.",
+        list::rpoplpush
+    ),
+    cmd!(
+        "lmpop",
+        -4,
+        W,
+        (2, -2, 1),
+        "list",
+        "7.0.0",
+        "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.",
+        list::lmpop
+    ),
+    cmd!(
+        "blpop",
+        -3,
+        W | NOSCRIPT | BLOCKING,
+        (1, -2, 1),
+        "list",
+        "2.0.0",
+        "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
+        list::blpop
+    ),
+    cmd!(
+        "brpop",
+        -3,
+        W | NOSCRIPT | BLOCKING,
+        (1, -2, 1),
+        "list",
+        "2.0.0",
+        "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
+        list::brpop
+    ),
+    cmd!(
+        "blmove",
+        6,
+        WD | NOSCRIPT | BLOCKING,
+        (1, 2, 1),
+        "list",
+        "6.2.0",
+        "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.",
+        list::blmove
+    ),
+    cmd!(
+        "brpoplpush",
+        4,
+        WD | NOSCRIPT | BLOCKING,
+        (1, 2, 1),
+        "list",
+        "2.2.0",
+        "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.",
+        list::brpoplpush
+    ),
+    cmd!(
+        "blmpop",
+        -5,
+        W | BLOCKING,
+        (3, -2, 1),
+        "list",
+        "7.0.0",
+        "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
+        list::blmpop
+    ),
     // streams
     cmd!("xadd", -5, WDF, K1, "stream", "5.0.0", "Appends a new entry to a stream", stream::xadd),
     cmd!("xrange", -4, R, K1, "stream", "5.0.0", "Return a range of elements in a stream, with IDs matching the specified IDs interval", stream::xrange),
-    cmd!("xrevrange", -4, R, K1, "stream", "5.0.0", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", stream::xrevrange),
+    cmd!(
+        "xrevrange",
+        -4,
+        R,
+        K1,
+        "stream",
+        "5.0.0",
+        "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE",
+        stream::xrevrange
+    ),
     cmd!("xlen", 2, RF, K1, "stream", "5.0.0", "Return the number of entries in a stream", stream::xlen),
-    cmd!("xdel", -3, WF, K1, "stream", "5.0.0", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", stream::xdel),
+    cmd!(
+        "xdel",
+        -3,
+        WF,
+        K1,
+        "stream",
+        "5.0.0",
+        "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.",
+        stream::xdel
+    ),
     cmd!("xtrim", -4, W, K1, "stream", "5.0.0", "Trims the stream to (approximately if '~' is passed) a certain size", stream::xtrim),
-    cmd!("xread", -4, R | BLOCKING, NK, "stream", "5.0.0", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", stream::xread),
-    cmd!("xreadgroup", -7, W | BLOCKING, NK, "stream", "5.0.0", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", stream::xreadgroup),
-    cmd!("xack", -4, WF, K1, "stream", "5.0.0", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", stream::xack),
-    cmd!("xpending", -3, R, K1, "stream", "5.0.0", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", stream::xpending),
-    cmd!("xclaim", -6, WF, K1, "stream", "5.0.0", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", stream::xclaim),
-    cmd!("xautoclaim", -6, WF, K1, "stream", "6.2.0", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", stream::xautoclaim),
+    cmd!(
+        "xread",
+        -4,
+        R | BLOCKING,
+        NK,
+        "stream",
+        "5.0.0",
+        "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.",
+        stream::xread
+    ),
+    cmd!(
+        "xreadgroup",
+        -7,
+        W | BLOCKING,
+        NK,
+        "stream",
+        "5.0.0",
+        "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.",
+        stream::xreadgroup
+    ),
+    cmd!(
+        "xack",
+        -4,
+        WF,
+        K1,
+        "stream",
+        "5.0.0",
+        "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.",
+        stream::xack
+    ),
+    cmd!(
+        "xpending",
+        -3,
+        R,
+        K1,
+        "stream",
+        "5.0.0",
+        "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.",
+        stream::xpending
+    ),
+    cmd!(
+        "xclaim",
+        -6,
+        WF,
+        K1,
+        "stream",
+        "5.0.0",
+        "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.",
+        stream::xclaim
+    ),
+    cmd!(
+        "xautoclaim",
+        -6,
+        WF,
+        K1,
+        "stream",
+        "6.2.0",
+        "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.",
+        stream::xautoclaim
+    ),
     cmd!("xsetid", -3, WDF, K1, "stream", "5.0.0", "An internal command for replicating stream values", stream::xsetid),
     container!("xgroup", -2, "stream", "5.0.0", "A container for consumer groups commands", &XGROUP_SUBCOMMANDS),
     container!("xinfo", -2, "stream", "5.0.0", "A container for stream introspection commands", &XINFO_SUBCOMMANDS),
@@ -633,8 +1186,26 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("multi", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
     cmd!("exec", 1, NOSCRIPT | LOADING | STALE, NK, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),
     cmd!("discard", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "2.0.0", "Discards a transaction.", multi::discard),
-    cmd!("watch", -2, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY, KALL, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", multi::watch),
-    cmd!("unwatch", 1, NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION, NK, "transactions", "2.2.0", "Forgets about watched keys of a transaction.", multi::unwatch),
+    cmd!(
+        "watch",
+        -2,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        KALL,
+        "transactions",
+        "2.2.0",
+        "Monitors changes to keys to determine the execution of a transaction.",
+        multi::watch
+    ),
+    cmd!(
+        "unwatch",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | CONNECTION,
+        NK,
+        "transactions",
+        "2.2.0",
+        "Forgets about watched keys of a transaction.",
+        multi::unwatch
+    ),
 ];
 
 /// Case-insensitive command lookup through a hash index (dispatch is on the hot path).

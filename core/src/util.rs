@@ -32,11 +32,7 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
         v = v * 10 + (c - b'0') as u64;
     }
     if neg {
-        if v > i64::MAX as u64 + 1 {
-            None
-        } else {
-            Some((v as i64).wrapping_neg())
-        }
+        if v > i64::MAX as u64 + 1 { None } else { Some((v as i64).wrapping_neg()) }
     } else if v > i64::MAX as u64 {
         None
     } else {

@@ -190,7 +190,18 @@ impl RankTree {
     /// from a few elements, for tests.
     pub fn with_node_capacity(cap: usize) -> Self {
         assert!((8..=B).contains(&cap), "node capacity must be 8..=32");
-        RankTree { leaves: Vec::new(), free_leaves: Vec::new(), inners: Vec::new(), free_inners: Vec::new(), root: NIL, height: 0, first: NIL, last: NIL, len: 0, cap }
+        RankTree {
+            leaves: Vec::new(),
+            free_leaves: Vec::new(),
+            inners: Vec::new(),
+            free_inners: Vec::new(),
+            root: NIL,
+            height: 0,
+            first: NIL,
+            last: NIL,
+            len: 0,
+            cap,
+        }
     }
 
     #[inline]

@@ -114,7 +114,15 @@ fn transactions_recheck_at_exec() {
     assert_eq!(as_client(&mut h, 2, "SET a 1"), "+QUEUED\r\n");
     ck(&mut h, "ACL SETUSER t -set", OK);
     let r = as_client(&mut h, 2, "EXEC");
-    assert_eq!(r, format!("*1\r\n{}", err("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: no permission to execute the command or subcommand")));
+    assert_eq!(
+        r,
+        format!(
+            "*1\r\n{}",
+            err(
+                "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: no permission to execute the command or subcommand"
+            )
+        )
+    );
     // A denied command while queueing aborts the transaction.
     assert_eq!(as_client(&mut h, 2, "MULTI"), OK);
     assert_eq!(as_client(&mut h, 2, "SET a 1"), err("NOPERM this user has no permissions to run the 'set' command"));
@@ -144,20 +152,45 @@ fn setuser_errors_and_getuser() {
     let mut h = H::new();
     ck(&mut h, "ACL SETUSER u3 bogus", err("ERR Error in ACL SETUSER modifier 'bogus': Syntax error"));
     ck(&mut h, "ACL SETUSER u3 +nosuch", err("ERR Error in ACL SETUSER modifier '+nosuch': Unknown command or category name in ACL"));
-    ck(&mut h, "ACL SETUSER u3 #abc", err("ERR Error in ACL SETUSER modifier '#abc': The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"));
+    ck(
+        &mut h,
+        "ACL SETUSER u3 #abc",
+        err("ERR Error in ACL SETUSER modifier '#abc': The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters"),
+    );
     ck(&mut h, "ACL SETUSER u3 <nopw", err("ERR Error in ACL SETUSER modifier '<nopw': The password you are trying to remove from the user does not exist"));
-    ck(&mut h, "ACL SETUSER u3 ~* ~x", err("ERR Error in ACL SETUSER modifier '~x': Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns"));
+    ck(
+        &mut h,
+        "ACL SETUSER u3 ~* ~x",
+        err(
+            "ERR Error in ACL SETUSER modifier '~x': Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns",
+        ),
+    );
     // A failed SETUSER changes nothing.
     ck(&mut h, "ACL USERS", bulks(&["default"]));
     ck(&mut h, "ACL GETUSER nosuch", NIL);
     ck(&mut h, "ACL SETUSER u1 on >pw ~app:* +@read", OK);
-    ck(&mut h, "ACL LIST", bulks(&["user default on nopass ~* &* +@all", "user u1 on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~app:* resetchannels -@all +@read"]));
+    ck(
+        &mut h,
+        "ACL LIST",
+        bulks(&[
+            "user default on nopass ~* &* +@all",
+            "user u1 on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~app:* resetchannels -@all +@read",
+        ]),
+    );
     ck(&mut h, "ACL SETUSER ro on nopass ~app:* +@read allchannels +publish +select|0", OK);
     let g = h.c("ACL GETUSER ro");
     // Single commands follow the command table's order (Redis: its hash table's).
     assert!(g.contains("-@all +@read +") && g.contains(" +publish") && g.contains(" +select|0"), "{g}");
     ck(&mut h, "ACL SETUSER ro reset", OK);
-    ck(&mut h, "ACL LIST", bulks(&["user default on nopass ~* &* +@all", "user ro off sanitize-payload resetchannels -@all", "user u1 on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~app:* resetchannels -@all +@read"]));
+    ck(
+        &mut h,
+        "ACL LIST",
+        bulks(&[
+            "user default on nopass ~* &* +@all",
+            "user ro off sanitize-payload resetchannels -@all",
+            "user u1 on #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~app:* resetchannels -@all +@read",
+        ]),
+    );
     ck(&mut h, "ACL DRYRUN u1 get other:x", bulk("This user has no permissions to access the 'other:x' key"));
     ck(&mut h, "ACL DRYRUN u1 set app:1 v", bulk("This user has no permissions to run the 'set' command"));
     ck(&mut h, "ACL DRYRUN u1 get app:1", OK);
@@ -272,15 +305,83 @@ fn protected_mode_refuses_remote_clients_without_a_password() {
 // ---- ACL DRYRUN agrees with enforcement, over random users and commands ----
 
 const RULES: &[&str] = &[
-    "+@all", "-@all", "+@read", "-@read", "+@write", "-@write", "+@string", "-@string", "+@hash", "+@list", "-@keyspace", "+@keyspace", "+@dangerous", "-@dangerous",
-    "+get", "-get", "+set", "-set", "+mget", "+del", "-del", "+hset", "+lpush", "+publish", "+subscribe", "+client|id", "-client", "+config|get", "+select|0",
-    "~*", "~app:*", "~a*", "%R~r:*", "%W~w:*", "%RW~x:*", "resetkeys", "allkeys", "&*", "&news*", "resetchannels", "allchannels", "allcommands", "nocommands",
+    "+@all",
+    "-@all",
+    "+@read",
+    "-@read",
+    "+@write",
+    "-@write",
+    "+@string",
+    "-@string",
+    "+@hash",
+    "+@list",
+    "-@keyspace",
+    "+@keyspace",
+    "+@dangerous",
+    "-@dangerous",
+    "+get",
+    "-get",
+    "+set",
+    "-set",
+    "+mget",
+    "+del",
+    "-del",
+    "+hset",
+    "+lpush",
+    "+publish",
+    "+subscribe",
+    "+client|id",
+    "-client",
+    "+config|get",
+    "+select|0",
+    "~*",
+    "~app:*",
+    "~a*",
+    "%R~r:*",
+    "%W~w:*",
+    "%RW~x:*",
+    "resetkeys",
+    "allkeys",
+    "&*",
+    "&news*",
+    "resetchannels",
+    "allchannels",
+    "allcommands",
+    "nocommands",
 ];
 
 const COMMANDS: &[&str] = &[
-    "GET app:1", "GET other", "GET r:1", "GET w:1", "GET x:1", "SET app:1 v", "SET w:1 v", "SET r:1 v", "SET x:1 v GET", "MGET app:1 a1", "MGET r:1 w:1", "DEL app:2 w:3",
-    "HSET app:h f v", "LPUSH w:l a", "EXISTS other", "COPY r:1 w:9", "RENAME app:1 app:2", "SINTERSTORE w:d r:1 r:2", "ZUNIONSTORE w:z 2 r:a app:b",
-    "PUBLISH news.1 m", "PUBLISH other m", "CLIENT ID", "CONFIG GET hz", "SELECT 0", "SELECT 1", "DBSIZE", "KEYS *", "PING", "ECHO x", "INCR app:n", "GETDEL x:1",
+    "GET app:1",
+    "GET other",
+    "GET r:1",
+    "GET w:1",
+    "GET x:1",
+    "SET app:1 v",
+    "SET w:1 v",
+    "SET r:1 v",
+    "SET x:1 v GET",
+    "MGET app:1 a1",
+    "MGET r:1 w:1",
+    "DEL app:2 w:3",
+    "HSET app:h f v",
+    "LPUSH w:l a",
+    "EXISTS other",
+    "COPY r:1 w:9",
+    "RENAME app:1 app:2",
+    "SINTERSTORE w:d r:1 r:2",
+    "ZUNIONSTORE w:z 2 r:a app:b",
+    "PUBLISH news.1 m",
+    "PUBLISH other m",
+    "CLIENT ID",
+    "CONFIG GET hz",
+    "SELECT 0",
+    "SELECT 1",
+    "DBSIZE",
+    "KEYS *",
+    "PING",
+    "ECHO x",
+    "INCR app:n",
+    "GETDEL x:1",
 ];
 
 proptest! {

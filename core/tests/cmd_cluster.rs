@@ -193,7 +193,10 @@ fn migration_moves_keys_with_their_values_and_expiry_and_keeps_keys_written_mean
     // Not migrating yet: nothing can be exported before the engine sends new keys away.
     ck(&mut src, "MIGRATION EXPORT 0 10 3300,5061", err("ERR slot 3300 is not migrating from this node"));
     role(&mut src, &format!("{TWO}cluster_migrating:3300,5061 127.0.0.1:7001\n"));
-    role(&mut dst, "primary\noffset:0\ncluster_enabled:1\ncluster_myself:127.0.0.1:7001\ncluster_myshard:1\ncluster_slots:0 0-8191\ncluster_slots:1 8192-16383\ncluster_node:127.0.0.1:7000 master 0 0\ncluster_node:127.0.0.1:7001 master 0 1\ncluster_importing:3300,5061 127.0.0.1:7000\n");
+    role(
+        &mut dst,
+        "primary\noffset:0\ncluster_enabled:1\ncluster_myself:127.0.0.1:7001\ncluster_myshard:1\ncluster_slots:0 0-8191\ncluster_slots:1 8192-16383\ncluster_node:127.0.0.1:7000 master 0 0\ncluster_node:127.0.0.1:7001 master 0 1\ncluster_importing:3300,5061 127.0.0.1:7000\n",
+    );
     ck(&mut src, "MIGRATION EXPORT 0 10 3300,5062", err("ERR slot 5062 is not migrating from this node"));
     let (cursor, recs) = export_reply(&src.raw(&["MIGRATION", "EXPORT", "0", "10", "3300,5061"]));
     assert_eq!((cursor.as_str(), recs.len()), ("0", 3));

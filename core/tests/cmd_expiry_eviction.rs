@@ -72,7 +72,19 @@ fn noeviction_refuses_growing_commands() {
     ck(&mut h, "HSET h f v", int(1));
     ck(&mut h, "CONFIG SET maxmemory 1mb", OK);
     let before = h.effect_lines();
-    for c in ["SET b 1", "SETNX b 1", "MSET b 1", "APPEND a x", "INCR a", "INCRBYFLOAT a 1", "SETRANGE a 0 x", "HSET h g v", "HINCRBY h n 1", "HSETNX h g v", "GETSET a x"] {
+    for c in [
+        "SET b 1",
+        "SETNX b 1",
+        "MSET b 1",
+        "APPEND a x",
+        "INCR a",
+        "INCRBYFLOAT a 1",
+        "SETRANGE a 0 x",
+        "HSET h g v",
+        "HINCRBY h n 1",
+        "HSETNX h g v",
+        "GETSET a x",
+    ] {
         ck(&mut h, c, err(OOM));
     }
     // Reads, deletes and other non-growing commands still run.

@@ -94,8 +94,23 @@ fn errors() {
     ck(&mut h, "HSCAN h 0 FOO bar", err("ERR syntax error"));
     ck(&mut h, "SET s x", OK);
     for c in [
-        "HGET s a", "HSET s a 1", "HMSET s a 1", "HSETNX s a 1", "HDEL s a", "HLEN s", "HEXISTS s a", "HSTRLEN s a", "HMGET s a",
-        "HKEYS s", "HVALS s", "HGETALL s", "HINCRBY s a 1", "HINCRBYFLOAT s a 1", "HRANDFIELD s", "HRANDFIELD s 2", "HSCAN s 0",
+        "HGET s a",
+        "HSET s a 1",
+        "HMSET s a 1",
+        "HSETNX s a 1",
+        "HDEL s a",
+        "HLEN s",
+        "HEXISTS s a",
+        "HSTRLEN s a",
+        "HMGET s a",
+        "HKEYS s",
+        "HVALS s",
+        "HGETALL s",
+        "HINCRBY s a 1",
+        "HINCRBYFLOAT s a 1",
+        "HRANDFIELD s",
+        "HRANDFIELD s 2",
+        "HSCAN s 0",
     ] {
         ck(&mut h, c, err(WT));
     }
@@ -115,7 +130,16 @@ fn counters() {
     let fx = h.effect_lines();
     assert_eq!(
         fx,
-        vec!["0:HINCRBY h n 5", "0:HINCRBY h n -7", "0:HSET h n -1.5", "0:HSET h f 1.5", "0:HSET h f 3", "0:HINCRBY h f 1", "0:HSET h e 5.0e3", "0:HSET h e 5001"]
+        vec![
+            "0:HINCRBY h n 5",
+            "0:HINCRBY h n -7",
+            "0:HSET h n -1.5",
+            "0:HSET h f 1.5",
+            "0:HSET h f 3",
+            "0:HINCRBY h f 1",
+            "0:HSET h e 5.0e3",
+            "0:HSET h e 5001"
+        ]
     );
 }
 

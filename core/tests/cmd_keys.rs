@@ -28,7 +28,19 @@ fn del_exists_type_touch() {
     ck(&mut h, "UNLINK b", int(0));
     ck(&mut h, "DEL nokey", int(0));
     ck(&mut h, "DBSIZE", int(1));
-    for (c, n) in [("DEL", "del"), ("UNLINK", "unlink"), ("EXISTS", "exists"), ("TYPE", "type"), ("TOUCH", "touch"), ("TTL", "ttl"), ("PERSIST", "persist"), ("KEYS", "keys"), ("EXPIRE a", "expire"), ("RENAME a", "rename"), ("COPY a", "copy")] {
+    for (c, n) in [
+        ("DEL", "del"),
+        ("UNLINK", "unlink"),
+        ("EXISTS", "exists"),
+        ("TYPE", "type"),
+        ("TOUCH", "touch"),
+        ("TTL", "ttl"),
+        ("PERSIST", "persist"),
+        ("KEYS", "keys"),
+        ("EXPIRE a", "expire"),
+        ("RENAME a", "rename"),
+        ("COPY a", "copy"),
+    ] {
         ck(&mut h, c, err(&format!("ERR wrong number of arguments for '{n}' command")));
     }
     ck(&mut h, "DBSIZE x", err("ERR wrong number of arguments for 'dbsize' command"));
@@ -393,13 +405,17 @@ fn object_subcommands() {
     ck(
         &mut h,
         "OBJECT FREQ s",
-        err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."),
+        err(
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        ),
     );
     ck(&mut h, "CONFIG SET maxmemory-policy allkeys-lfu", OK);
     ck(
         &mut h,
         "OBJECT IDLETIME s",
-        err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."),
+        err(
+            "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        ),
     );
     assert!(h.c("OBJECT FREQ s").starts_with(':'));
     let help = h.c("OBJECT HELP");

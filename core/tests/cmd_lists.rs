@@ -35,26 +35,10 @@ fn push_pop_len_range() {
     ck(&mut h, "LPOP l", NIL);
     ck(&mut h, "LPOP l 0", NILARR);
     ck(&mut h, "RPOP l 3", NILARR);
-    ck(
-        &mut h,
-        "LPOP l -1",
-        err("ERR value is out of range, must be positive"),
-    );
-    ck(
-        &mut h,
-        "LPOP l x",
-        err("ERR value is out of range, must be positive"),
-    );
-    ck(
-        &mut h,
-        "LPOP l 1 2",
-        err("ERR wrong number of arguments for 'lpop' command"),
-    );
-    ck(
-        &mut h,
-        "RPUSH l",
-        err("ERR wrong number of arguments for 'rpush' command"),
-    );
+    ck(&mut h, "LPOP l -1", err("ERR value is out of range, must be positive"));
+    ck(&mut h, "LPOP l x", err("ERR value is out of range, must be positive"));
+    ck(&mut h, "LPOP l 1 2", err("ERR wrong number of arguments for 'lpop' command"));
+    ck(&mut h, "RPUSH l", err("ERR wrong number of arguments for 'rpush' command"));
     ck(&mut h, "LPUSHX l a", int(0));
     ck(&mut h, "RPUSHX l a", int(0));
     ck(&mut h, "EXISTS l", int(0));
@@ -97,33 +81,17 @@ fn lrange_and_lindex_bounds() {
     ck(&mut h, "LRANGE l 3 2", "*0\r\n");
     ck(&mut h, "LRANGE l 6 10", "*0\r\n");
     ck(&mut h, "LRANGE l 0 -7", "*0\r\n");
-    ck(
-        &mut h,
-        "LRANGE l -9223372036854775808 9223372036854775807",
-        bulks(&["0", "1", "2", "3", "4", "5"]),
-    );
+    ck(&mut h, "LRANGE l -9223372036854775808 9223372036854775807", bulks(&["0", "1", "2", "3", "4", "5"]));
     ck(&mut h, "LRANGE nokey 0 -1", "*0\r\n");
-    ck(
-        &mut h,
-        "LRANGE l a 1",
-        err("ERR value is not an integer or out of range"),
-    );
-    ck(
-        &mut h,
-        "LRANGE nokey 0 b",
-        err("ERR value is not an integer or out of range"),
-    );
+    ck(&mut h, "LRANGE l a 1", err("ERR value is not an integer or out of range"));
+    ck(&mut h, "LRANGE nokey 0 b", err("ERR value is not an integer or out of range"));
     ck(&mut h, "LINDEX l 0", bulk("0"));
     ck(&mut h, "LINDEX l -1", bulk("5"));
     ck(&mut h, "LINDEX l 6", NIL);
     ck(&mut h, "LINDEX l -7", NIL);
     // Redis looks the key up before it parses the index.
     ck(&mut h, "LINDEX nokey x", NIL);
-    ck(
-        &mut h,
-        "LINDEX l x",
-        err("ERR value is not an integer or out of range"),
-    );
+    ck(&mut h, "LINDEX l x", err("ERR value is not an integer or out of range"));
 }
 
 #[test]
@@ -134,11 +102,7 @@ fn lset_linsert_lrem_ltrim() {
     ck(&mut h, "LSET l 1 B", OK);
     ck(&mut h, "LSET l -1 A", OK);
     ck(&mut h, "LSET l 5 x", err("ERR index out of range"));
-    ck(
-        &mut h,
-        "LSET l x x",
-        err("ERR value is not an integer or out of range"),
-    );
+    ck(&mut h, "LSET l x x", err("ERR value is not an integer or out of range"));
     ck(&mut h, "LRANGE l 0 -1", bulks(&["a", "B", "c", "b", "A"]));
     ck(&mut h, "LINSERT l BEFORE c X", int(6));
     ck(&mut h, "LINSERT l after c Y", int(7));
@@ -146,11 +110,7 @@ fn lset_linsert_lrem_ltrim() {
     ck(&mut h, "LINSERT nokey AFTER a b", int(0));
     ck(&mut h, "LINSERT l MIDDLE a b", err("ERR syntax error"));
     ck(&mut h, "LINSERT nokey MIDDLE a b", err("ERR syntax error"));
-    ck(
-        &mut h,
-        "LRANGE l 0 -1",
-        bulks(&["a", "B", "X", "c", "Y", "b", "A"]),
-    );
+    ck(&mut h, "LRANGE l 0 -1", bulks(&["a", "B", "X", "c", "Y", "b", "A"]));
     ck(&mut h, "RPUSH r x 1 x 2 x 3 x", int(7));
     ck(&mut h, "LREM r 2 x", int(2));
     ck(&mut h, "LRANGE r 0 -1", bulks(&["1", "2", "x", "3", "x"]));
@@ -159,11 +119,7 @@ fn lset_linsert_lrem_ltrim() {
     ck(&mut h, "LREM r 0 x", int(1));
     ck(&mut h, "LREM r 0 zz", int(0));
     ck(&mut h, "LREM nokey 0 x", int(0));
-    ck(
-        &mut h,
-        "LREM r y x",
-        err("ERR value is not an integer or out of range"),
-    );
+    ck(&mut h, "LREM r y x", err("ERR value is not an integer or out of range"));
     ck(&mut h, "LREM r 0 1", int(1));
     ck(&mut h, "LREM r 0 2", int(1));
     ck(&mut h, "LREM r 0 3", int(1));
@@ -176,11 +132,7 @@ fn lset_linsert_lrem_ltrim() {
     ck(&mut h, "LTRIM t 5 10", OK);
     ck(&mut h, "EXISTS t", int(0));
     ck(&mut h, "LTRIM nokey 0 1", OK);
-    ck(
-        &mut h,
-        "LTRIM t a 1",
-        err("ERR value is not an integer or out of range"),
-    );
+    ck(&mut h, "LTRIM t a 1", err("ERR value is not an integer or out of range"));
 }
 
 #[test]
@@ -203,30 +155,12 @@ fn lpos_options() {
     ck(
         &mut h,
         "LPOS l c RANK 0",
-        err(
-            "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",
-        ),
+        err("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"),
     );
-    ck(
-        &mut h,
-        "LPOS l c RANK x",
-        err("ERR value is not an integer or out of range"),
-    );
-    ck(
-        &mut h,
-        "LPOS l c COUNT -1",
-        err("ERR COUNT can't be negative"),
-    );
-    ck(
-        &mut h,
-        "LPOS l c COUNT x",
-        err("ERR COUNT can't be negative"),
-    );
-    ck(
-        &mut h,
-        "LPOS l c MAXLEN -1",
-        err("ERR MAXLEN can't be negative"),
-    );
+    ck(&mut h, "LPOS l c RANK x", err("ERR value is not an integer or out of range"));
+    ck(&mut h, "LPOS l c COUNT -1", err("ERR COUNT can't be negative"));
+    ck(&mut h, "LPOS l c COUNT x", err("ERR COUNT can't be negative"));
+    ck(&mut h, "LPOS l c MAXLEN -1", err("ERR MAXLEN can't be negative"));
     ck(&mut h, "LPOS l c COUNT", err("ERR syntax error"));
     ck(&mut h, "LPOS l c FOO 1", err("ERR syntax error"));
     // Redis negates RANK LONG_MIN into itself: the first match from the tail.
@@ -255,55 +189,19 @@ fn lmove_rpoplpush_lmpop() {
     ck(&mut h, "SET s v", OK);
     ck(&mut h, "LMOVE b s LEFT LEFT", err(WT));
     ck(&mut h, "LLEN b", int(3));
-    ck(
-        &mut h,
-        "LMPOP 2 nokey b LEFT",
-        "*2\r\n$1\r\nb\r\n*1\r\n$1\r\n1\r\n",
-    );
-    ck(
-        &mut h,
-        "LMPOP 1 b RIGHT COUNT 5",
-        "*2\r\n$1\r\nb\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n",
-    );
+    ck(&mut h, "LMPOP 2 nokey b LEFT", "*2\r\n$1\r\nb\r\n*1\r\n$1\r\n1\r\n");
+    ck(&mut h, "LMPOP 1 b RIGHT COUNT 5", "*2\r\n$1\r\nb\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n");
     ck(&mut h, "LMPOP 1 b RIGHT", NILARR);
-    ck(
-        &mut h,
-        "LMPOP 0 b RIGHT",
-        err("ERR numkeys should be greater than 0"),
-    );
-    ck(
-        &mut h,
-        "LMPOP x b RIGHT",
-        err("ERR numkeys should be greater than 0"),
-    );
+    ck(&mut h, "LMPOP 0 b RIGHT", err("ERR numkeys should be greater than 0"));
+    ck(&mut h, "LMPOP x b RIGHT", err("ERR numkeys should be greater than 0"));
     ck(&mut h, "LMPOP 2 b RIGHT", err("ERR syntax error"));
-    ck(
-        &mut h,
-        "LMPOP 9223372036854775807 b RIGHT",
-        err("ERR syntax error"),
-    );
+    ck(&mut h, "LMPOP 9223372036854775807 b RIGHT", err("ERR syntax error"));
     ck(&mut h, "LMPOP 1 b UP", err("ERR syntax error"));
-    ck(
-        &mut h,
-        "LMPOP 1 b LEFT COUNT 0",
-        err("ERR count should be greater than 0"),
-    );
-    ck(
-        &mut h,
-        "LMPOP 1 b LEFT COUNT 1 COUNT 1",
-        err("ERR syntax error"),
-    );
+    ck(&mut h, "LMPOP 1 b LEFT COUNT 0", err("ERR count should be greater than 0"));
+    ck(&mut h, "LMPOP 1 b LEFT COUNT 1 COUNT 1", err("ERR syntax error"));
     ck(&mut h, "LMPOP 1 s LEFT", err(WT));
-    ck(
-        &mut h,
-        "LMPOP 2 one s LEFT",
-        "*2\r\n$3\r\none\r\n*1\r\n$1\r\nx\r\n",
-    );
-    ck(
-        &mut h,
-        "LMPOP 1",
-        err("ERR wrong number of arguments for 'lmpop' command"),
-    );
+    ck(&mut h, "LMPOP 2 one s LEFT", "*2\r\n$3\r\none\r\n*1\r\n$1\r\nx\r\n");
+    ck(&mut h, "LMPOP 1", err("ERR wrong number of arguments for 'lmpop' command"));
 }
 
 #[test]
@@ -348,19 +246,11 @@ fn nodes_split_by_size_and_count_and_survive_edits() {
     // Small fills force many nodes; every operation must agree with a plain model.
     for fill in ["-1", "-2", "1", "2", "3", "0", "-5"] {
         let mut h = H::new();
-        ck(
-            &mut h,
-            &format!("CONFIG SET list-max-listpack-size {fill}"),
-            OK,
-        );
+        ck(&mut h, &format!("CONFIG SET list-max-listpack-size {fill}"), OK);
         let mut model: std::collections::VecDeque<String> = Default::default();
         let mut rng = memoria_core::util::Rng::new(fill.len() as u64 * 31 + 7);
         for step in 0..600 {
-            let v = format!(
-                "{}{}",
-                "v".repeat(rng.below(3) as usize * 700 + 1),
-                rng.below(5)
-            );
+            let v = format!("{}{}", "v".repeat(rng.below(3) as usize * 700 + 1), rng.below(5));
             match rng.below(9) {
                 0 | 1 => {
                     h.raw(&["RPUSH", "l", &v]);
@@ -393,11 +283,7 @@ fn nodes_split_by_size_and_count_and_survive_edits() {
                     let x = model[rng.below(model.len() as u64) as usize].clone();
                     let count: i64 = rng.below(5) as i64 - 2;
                     h.raw(&["LREM", "l", &count.to_string(), &x]);
-                    let limit = if count == 0 {
-                        usize::MAX
-                    } else {
-                        count.unsigned_abs() as usize
-                    };
+                    let limit = if count == 0 { usize::MAX } else { count.unsigned_abs() as usize };
                     let mut removed = 0;
                     if count >= 0 {
                         let mut i = 0;
@@ -430,12 +316,7 @@ fn nodes_split_by_size_and_count_and_survive_edits() {
                     if s > e || s >= len {
                         model.clear();
                     } else {
-                        model = model
-                            .iter()
-                            .skip(s as usize)
-                            .take((e - s + 1) as usize)
-                            .cloned()
-                            .collect();
+                        model = model.iter().skip(s as usize).take((e - s + 1) as usize).cloned().collect();
                     }
                 }
             }
@@ -444,10 +325,7 @@ fn nodes_split_by_size_and_count_and_survive_edits() {
             if !model.is_empty() {
                 let i = rng.below(model.len() as u64) as usize;
                 assert_eq!(bulk_text(&h.c(&format!("LINDEX l {i}"))), model[i]);
-                assert_eq!(
-                    bulk_text(&h.c(&format!("LINDEX l -{}", model.len() - i))),
-                    model[i]
-                );
+                assert_eq!(bulk_text(&h.c(&format!("LINDEX l -{}", model.len() - i))), model[i]);
                 let rev = parse_bulks(&h.c(&format!("RPOP l {}", 0)));
                 assert!(rev.is_empty());
             }
@@ -486,20 +364,8 @@ fn snapshot_digest_and_copy() {
     let mut b = H::new();
     b.c("RPUSH l y x");
     assert_ne!(a.e.digest(), b.e.digest());
-    assert!(
-        e2.load(&[
-            0, 17, 255, 255, 255, 255, 255, 255, 255, 255, 1, 0, 0, 0, b'k', 0, 0, 0, 0
-        ])
-        .is_err(),
-        "an empty list is refused"
-    );
-    assert!(
-        e2.load(&[
-            0, 17, 255, 255, 255, 255, 255, 255, 255, 255, 1, 0, 0, 0, b'k', 5, 0, 0, 0
-        ])
-        .is_err(),
-        "a truncated list is refused"
-    );
+    assert!(e2.load(&[0, 17, 255, 255, 255, 255, 255, 255, 255, 255, 1, 0, 0, 0, b'k', 0, 0, 0, 0]).is_err(), "an empty list is refused");
+    assert!(e2.load(&[0, 17, 255, 255, 255, 255, 255, 255, 255, 255, 1, 0, 0, 0, b'k', 5, 0, 0, 0]).is_err(), "a truncated list is refused");
 }
 
 /// Drives several clients through the batch protocol directly.
@@ -519,10 +385,7 @@ struct Out {
 
 impl Multi {
     fn new() -> Multi {
-        Multi {
-            e: memoria_core::Engine::new(1),
-            now_ms: 1_700_000_000_000,
-        }
+        Multi { e: memoria_core::Engine::new(1), now_ms: 1_700_000_000_000 }
     }
 
     /// One batch of (client, command) plus raw records; returns every output record.
@@ -556,29 +419,11 @@ fn blocking_protocol_at_the_engine_boundary() {
     let mut m = Multi::new();
     // Client 1 blocks; its next command in the same batch is deferred; client 2 pushes and
     // client 1 is served right after the push, before client 3's LPOP.
-    let out = m.batch(
-        &[
-            (1, "BLPOP q 5"),
-            (1, "PING"),
-            (2, "RPUSH q a"),
-            (3, "LPOP q"),
-        ],
-        &[],
-    );
+    let out = m.batch(&[(1, "BLPOP q 5"), (1, "PING"), (2, "RPUSH q a"), (3, "LPOP q")], &[]);
     assert_eq!(out.len(), 5);
-    assert_eq!(
-        (out[0].client, out[0].flags & batch::OUT_BLOCKED),
-        (1, batch::OUT_BLOCKED)
-    );
+    assert_eq!((out[0].client, out[0].flags & batch::OUT_BLOCKED), (1, batch::OUT_BLOCKED));
     assert_eq!(out[0].raw, (m.now_ms + 5000).to_le_bytes(), "the deadline");
-    assert_eq!(
-        (
-            out[1].client,
-            out[1].flags & batch::OUT_DEFERRED,
-            out[1].reply.as_str()
-        ),
-        (1, batch::OUT_DEFERRED, "")
-    );
+    assert_eq!((out[1].client, out[1].flags & batch::OUT_DEFERRED, out[1].reply.as_str()), (1, batch::OUT_DEFERRED, ""));
     assert_eq!(out[2].reply, int(1));
     assert_eq!((out[3].kind, out[3].client), (batch::REC_UNBLOCKED, 1));
     assert_eq!(out[3].flags & batch::OUT_UNBLOCKED, batch::OUT_UNBLOCKED);
@@ -590,14 +435,7 @@ fn blocking_protocol_at_the_engine_boundary() {
     let out = m.batch(&[(1, "BRPOP q 0")], &[]);
     assert_eq!(out[0].raw, 0i64.to_le_bytes(), "no deadline");
     let out = m.batch(&[], &[(batch::REC_UNBLOCK, 1), (batch::REC_UNBLOCK, 1)]);
-    assert_eq!(
-        (
-            out[0].kind,
-            out[0].flags & batch::OUT_UNBLOCKED,
-            out[0].reply.as_str()
-        ),
-        (batch::REC_UNBLOCK, batch::OUT_UNBLOCKED, NILARR)
-    );
+    assert_eq!((out[0].kind, out[0].flags & batch::OUT_UNBLOCKED, out[0].reply.as_str()), (batch::REC_UNBLOCK, batch::OUT_UNBLOCKED, NILARR));
     assert_eq!((out[1].flags, out[1].reply.as_str()), (0, ""));
 
     // RESP3 timeout, CLIENT UNBLOCK ERROR from another client.
@@ -606,52 +444,22 @@ fn blocking_protocol_at_the_engine_boundary() {
     let out = m.batch(&[], &[(batch::REC_UNBLOCK, 4)]);
     assert_eq!(out[0].reply, "_\r\n");
     m.batch(&[(4, "BLMPOP 0 1 x LEFT")], &[]);
-    let out = m.batch(
-        &[(5, "CLIENT UNBLOCK 4 ERROR"), (5, "CLIENT UNBLOCK 4 ERROR")],
-        &[],
-    );
+    let out = m.batch(&[(5, "CLIENT UNBLOCK 4 ERROR"), (5, "CLIENT UNBLOCK 4 ERROR")], &[]);
     assert_eq!(out[0].reply, int(1));
-    assert_eq!(
-        (out[1].kind, out[1].client, out[1].reply.as_str()),
-        (
-            batch::REC_UNBLOCKED,
-            4,
-            "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
-        )
-    );
+    assert_eq!((out[1].kind, out[1].client, out[1].reply.as_str()), (batch::REC_UNBLOCKED, 4, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"));
     assert_eq!(out[2].reply, int(0));
 
     // Waiters in FIFO order, a disconnected one forgotten, INFO counts them.
     for c in [10, 11, 12] {
         m.batch(&[(c, "BLPOP w 0")], &[]);
     }
-    assert!(
-        m.batch(&[(9, "INFO clients")], &[])[0]
-            .reply
-            .contains("blocked_clients:3")
-    );
+    assert!(m.batch(&[(9, "INFO clients")], &[])[0].reply.contains("blocked_clients:3"));
     m.batch(&[], &[(batch::REC_DISCONNECT, 10)]);
     let out = m.batch(&[(9, "RPUSH w 1 2 3")], &[]);
-    let served: Vec<(u64, String)> = out[1..]
-        .iter()
-        .map(|o| (o.client, o.reply.clone()))
-        .collect();
-    assert_eq!(
-        served,
-        vec![
-            (11, "*2\r\n$1\r\nw\r\n$1\r\n1\r\n".to_string()),
-            (12, "*2\r\n$1\r\nw\r\n$1\r\n2\r\n".to_string())
-        ]
-    );
-    assert_eq!(
-        m.batch(&[(9, "LRANGE w 0 -1")], &[])[0].reply,
-        bulks(&["3"])
-    );
-    assert!(
-        m.batch(&[(9, "INFO clients")], &[])[0]
-            .reply
-            .contains("blocked_clients:0")
-    );
+    let served: Vec<(u64, String)> = out[1..].iter().map(|o| (o.client, o.reply.clone())).collect();
+    assert_eq!(served, vec![(11, "*2\r\n$1\r\nw\r\n$1\r\n1\r\n".to_string()), (12, "*2\r\n$1\r\nw\r\n$1\r\n2\r\n".to_string())]);
+    assert_eq!(m.batch(&[(9, "LRANGE w 0 -1")], &[])[0].reply, bulks(&["3"]));
+    assert!(m.batch(&[(9, "INFO clients")], &[])[0].reply.contains("blocked_clients:0"));
 }
 
 #[test]
@@ -663,23 +471,11 @@ fn blocking_commands_without_waiting() {
     ck(&mut h, "SET s v", OK);
     ck(&mut h, "BLPOP nokey s 0", err(WT));
     ck(&mut h, "BLMOVE s x LEFT LEFT 0", err(WT));
-    ck(
-        &mut h,
-        "BLPOP a abc",
-        err("ERR timeout is not a float or out of range"),
-    );
+    ck(&mut h, "BLPOP a abc", err("ERR timeout is not a float or out of range"));
     ck(&mut h, "BLPOP a -0.5", err("ERR timeout is negative"));
     ck(&mut h, "BLPOP a 1e400", err("ERR timeout is negative"));
-    ck(
-        &mut h,
-        "BLMPOP x 1 a LEFT",
-        err("ERR timeout is not a float or out of range"),
-    );
-    ck(
-        &mut h,
-        "BLMPOP x 0 a LEFT",
-        err("ERR numkeys should be greater than 0"),
-    );
+    ck(&mut h, "BLMPOP x 1 a LEFT", err("ERR timeout is not a float or out of range"));
+    ck(&mut h, "BLMPOP x 0 a LEFT", err("ERR numkeys should be greater than 0"));
     ck(&mut h, "MULTI", OK);
     ck(&mut h, "BLPOP a 0", "+QUEUED\r\n");
     ck(&mut h, "BRPOPLPUSH a b 0", "+QUEUED\r\n");

@@ -68,7 +68,12 @@ fn subscribe_unsubscribe_replies() {
     let mut h = H::new();
     ckc(&mut h, 1, "UNSUBSCRIBE", conf("unsubscribe", None, 0, false));
     ckc(&mut h, 1, "PUNSUBSCRIBE", conf("punsubscribe", None, 0, false));
-    ckc(&mut h, 1, "SUBSCRIBE c1 c2 c1", format!("{}{}{}", conf("subscribe", Some("c1"), 1, false), conf("subscribe", Some("c2"), 2, false), conf("subscribe", Some("c1"), 2, false)));
+    ckc(
+        &mut h,
+        1,
+        "SUBSCRIBE c1 c2 c1",
+        format!("{}{}{}", conf("subscribe", Some("c1"), 1, false), conf("subscribe", Some("c2"), 2, false), conf("subscribe", Some("c1"), 2, false)),
+    );
     ckc(&mut h, 1, "PSUBSCRIBE c*", conf("psubscribe", Some("c*"), 3, false));
     ckc(&mut h, 1, "UNSUBSCRIBE c1 zz", format!("{}{}", conf("unsubscribe", Some("c1"), 2, false), conf("unsubscribe", Some("zz"), 2, false)));
     ckc(&mut h, 1, "PUNSUBSCRIBE zz", conf("punsubscribe", Some("zz"), 2, false));
@@ -184,7 +189,11 @@ fn notify_config_is_parsed_and_reported_like_redis() {
         ck(&mut h, &format!("CONFIG SET notify-keyspace-events {set}"), OK);
         ck(&mut h, "CONFIG GET notify-keyspace-events", bulks(&["notify-keyspace-events", shown]));
     }
-    ck(&mut h, "CONFIG SET notify-keyspace-events q", err("ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'."));
+    ck(
+        &mut h,
+        "CONFIG SET notify-keyspace-events q",
+        err("ERR CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - Invalid event class character. Use 'Ag$lshzxeKEtmdn'."),
+    );
 }
 
 /// Every message client 9 (subscribed to `*`) gets while client 1 runs `lines`.
@@ -219,25 +228,74 @@ fn keyspace_notifications_for_strings_keys_hashes() {
     // Off by default.
     assert!(events(&mut h, &["SET k v"]).is_empty());
     ckc(&mut h, 1, "CONFIG SET notify-keyspace-events KEA", OK);
-    let got = events(&mut h, &["SET k v EX 100", "EXPIRE k 50", "PERSIST k", "APPEND k x", "INCR n", "INCRBYFLOAT n 1.5", "DEL k n", "HSET h f v", "HINCRBY h g 1", "HDEL h f g", "SETRANGE s 2 x", "RENAME s t", "COPY t u", "GETDEL u", "MSET a 1 b 2", "GETSET a 3", "SELECT 3", "SET z 1"]);
+    let got = events(
+        &mut h,
+        &[
+            "SET k v EX 100",
+            "EXPIRE k 50",
+            "PERSIST k",
+            "APPEND k x",
+            "INCR n",
+            "INCRBYFLOAT n 1.5",
+            "DEL k n",
+            "HSET h f v",
+            "HINCRBY h g 1",
+            "HDEL h f g",
+            "SETRANGE s 2 x",
+            "RENAME s t",
+            "COPY t u",
+            "GETDEL u",
+            "MSET a 1 b 2",
+            "GETSET a 3",
+            "SELECT 3",
+            "SET z 1",
+        ],
+    );
     let want = [
-        "__keyspace@0__:k set", "__keyevent@0__:set k", "__keyspace@0__:k expire", "__keyevent@0__:expire k",
-        "__keyspace@0__:k expire", "__keyevent@0__:expire k",
-        "__keyspace@0__:k persist", "__keyevent@0__:persist k",
-        "__keyspace@0__:k append", "__keyevent@0__:append k",
-        "__keyspace@0__:n incrby", "__keyevent@0__:incrby n",
-        "__keyspace@0__:n incrbyfloat", "__keyevent@0__:incrbyfloat n",
-        "__keyspace@0__:k del", "__keyevent@0__:del k", "__keyspace@0__:n del", "__keyevent@0__:del n",
-        "__keyspace@0__:h hset", "__keyevent@0__:hset h",
-        "__keyspace@0__:h hincrby", "__keyevent@0__:hincrby h",
-        "__keyspace@0__:h hdel", "__keyevent@0__:hdel h", "__keyspace@0__:h del", "__keyevent@0__:del h",
-        "__keyspace@0__:s setrange", "__keyevent@0__:setrange s",
-        "__keyspace@0__:s rename_from", "__keyevent@0__:rename_from s", "__keyspace@0__:t rename_to", "__keyevent@0__:rename_to t",
-        "__keyspace@0__:u copy_to", "__keyevent@0__:copy_to u",
-        "__keyspace@0__:u del", "__keyevent@0__:del u",
-        "__keyspace@0__:a set", "__keyevent@0__:set a", "__keyspace@0__:b set", "__keyevent@0__:set b",
-        "__keyspace@0__:a set", "__keyevent@0__:set a",
-        "__keyspace@3__:z set", "__keyevent@3__:set z",
+        "__keyspace@0__:k set",
+        "__keyevent@0__:set k",
+        "__keyspace@0__:k expire",
+        "__keyevent@0__:expire k",
+        "__keyspace@0__:k expire",
+        "__keyevent@0__:expire k",
+        "__keyspace@0__:k persist",
+        "__keyevent@0__:persist k",
+        "__keyspace@0__:k append",
+        "__keyevent@0__:append k",
+        "__keyspace@0__:n incrby",
+        "__keyevent@0__:incrby n",
+        "__keyspace@0__:n incrbyfloat",
+        "__keyevent@0__:incrbyfloat n",
+        "__keyspace@0__:k del",
+        "__keyevent@0__:del k",
+        "__keyspace@0__:n del",
+        "__keyevent@0__:del n",
+        "__keyspace@0__:h hset",
+        "__keyevent@0__:hset h",
+        "__keyspace@0__:h hincrby",
+        "__keyevent@0__:hincrby h",
+        "__keyspace@0__:h hdel",
+        "__keyevent@0__:hdel h",
+        "__keyspace@0__:h del",
+        "__keyevent@0__:del h",
+        "__keyspace@0__:s setrange",
+        "__keyevent@0__:setrange s",
+        "__keyspace@0__:s rename_from",
+        "__keyevent@0__:rename_from s",
+        "__keyspace@0__:t rename_to",
+        "__keyevent@0__:rename_to t",
+        "__keyspace@0__:u copy_to",
+        "__keyevent@0__:copy_to u",
+        "__keyspace@0__:u del",
+        "__keyevent@0__:del u",
+        "__keyspace@0__:a set",
+        "__keyevent@0__:set a",
+        "__keyspace@0__:b set",
+        "__keyevent@0__:set b",
+        "__keyspace@0__:a set",
+        "__keyevent@0__:set a",
+        "__keyspace@3__:z set",
+        "__keyevent@3__:set z",
     ];
     assert_eq!(got, want);
     // Only the classes asked for; keyevent only.
@@ -245,7 +303,10 @@ fn keyspace_notifications_for_strings_keys_hashes() {
     assert_eq!(events(&mut h, &["SET q 1", "HSET hh f v"]), vec!["__keyevent@3__:hset hh"]);
     // New keys and misses (not part of A).
     ckc(&mut h, 1, "CONFIG SET notify-keyspace-events Kn$m", OK);
-    assert_eq!(events(&mut h, &["SET fresh 1", "SET fresh 2", "GET nokey"]), vec!["__keyspace@3__:fresh new", "__keyspace@3__:fresh set", "__keyspace@3__:fresh set", "__keyspace@3__:nokey keymiss"]);
+    assert_eq!(
+        events(&mut h, &["SET fresh 1", "SET fresh 2", "GET nokey"]),
+        vec!["__keyspace@3__:fresh new", "__keyspace@3__:fresh set", "__keyspace@3__:fresh set", "__keyspace@3__:nokey keymiss"]
+    );
 }
 
 #[test]

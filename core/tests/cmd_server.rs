@@ -34,10 +34,7 @@ fn config_get() {
     ck(&mut h, "CONFIG GET nosuch", "*0\r\n");
     ck(&mut h, "CONFIG GET", err("ERR wrong number of arguments for 'config|get' command"));
     // Several patterns; each parameter once.
-    assert_eq!(
-        config_pairs(&mut h, "maxmemory maxmemory-policy maxmemory"),
-        pairs(&[("maxmemory", "0"), ("maxmemory-policy", "noeviction")])
-    );
+    assert_eq!(config_pairs(&mut h, "maxmemory maxmemory-policy maxmemory"), pairs(&[("maxmemory", "0"), ("maxmemory-policy", "noeviction")]));
     // Globs match names and aliases, reporting both.
     assert_eq!(
         config_pairs(&mut h, "hash-max-*"),
@@ -51,7 +48,8 @@ fn config_get() {
     ck(&mut h, "CONFIG GET hash-max-ziplist-entries", bulks(&["hash-max-ziplist-entries", "128"]));
     ck(&mut h, "CONFIG GET hash-max-listpack-entries", bulks(&["hash-max-listpack-entries", "128"]));
     let all = config_pairs(&mut h, "*");
-    for name in ["maxmemory", "maxmemory-policy", "maxmemory-samples", "notify-keyspace-events", "proto-max-bulk-len", "hz", "databases", "save", "appendonly"] {
+    for name in ["maxmemory", "maxmemory-policy", "maxmemory-samples", "notify-keyspace-events", "proto-max-bulk-len", "hz", "databases", "save", "appendonly"]
+    {
         assert!(all.iter().any(|(n, _)| n == name), "CONFIG GET * lacks {name}");
     }
     ck(&mut h, "CONFIG GET databases", bulks(&["databases", "16"]));
@@ -105,7 +103,10 @@ fn config_set_errors_and_atomicity() {
     ck(
         &mut h,
         "CONFIG SET maxmemory-policy foo",
-        cfg_err("maxmemory-policy", "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"),
+        cfg_err(
+            "maxmemory-policy",
+            "argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+        ),
     );
     ck(&mut h, "CONFIG SET hz x", cfg_err("hz", "argument couldn't be parsed into an integer"));
     ck(&mut h, "CONFIG SET hz -1", cfg_err("hz", "argument must be between 0 and 2147483647 inclusive"));
@@ -126,10 +127,7 @@ fn config_set_errors_and_atomicity() {
     ck(&mut h, "CONFIG SET maxmemory 1mb nosuch 1", err("ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'"));
     assert_eq!(config_pairs(&mut h, "maxmemory*"), config_pairs(&mut H::new(), "maxmemory*"));
     ck(&mut h, "CONFIG SET maxmemory 1mb maxmemory-policy allkeys-lru hz 20", OK);
-    assert_eq!(
-        config_pairs(&mut h, "maxmemory maxmemory-policy hz"),
-        pairs(&[("maxmemory", "1048576"), ("maxmemory-policy", "allkeys-lru"), ("hz", "20")])
-    );
+    assert_eq!(config_pairs(&mut h, "maxmemory maxmemory-policy hz"), pairs(&[("maxmemory", "1048576"), ("maxmemory-policy", "allkeys-lru"), ("hz", "20")]));
     // CONFIG SET is not replicated: it changes no data.
     assert!(h.effect_lines().is_empty());
     ck(&mut h, "CONFIG REWRITE", err("ERR The server is running without a config file"));
@@ -204,7 +202,10 @@ fn info_sections() {
     h.e.set_memory_probe(|| 2048);
     h.c("CONFIG SET maxmemory 1mb maxmemory-policy allkeys-random");
     let mem = bulk_text(&h.c("INFO memory"));
-    assert!(mem.contains("used_memory:2048\r\nused_memory_human:2.00K\r\nmaxmemory:1048576\r\nmaxmemory_human:1.00M\r\nmaxmemory_policy:allkeys-random\r\n"), "{mem:?}");
+    assert!(
+        mem.contains("used_memory:2048\r\nused_memory_human:2.00K\r\nmaxmemory:1048576\r\nmaxmemory_human:1.00M\r\nmaxmemory_policy:allkeys-random\r\n"),
+        "{mem:?}"
+    );
     // RESP3: a verbatim string.
     h.c("HELLO 3");
     let r = h.c("INFO keyspace");
@@ -266,7 +267,22 @@ fn command_count_list_info_docs() {
     assert_eq!(hget, ["hgetall", "hget"].map(String::from).into());
     let hash: BTreeSet<String> = parse_bulks(&h.c("COMMAND LIST FILTERBY ACLCAT hash")).into_iter().collect();
     let want: BTreeSet<String> = [
-        "hlen", "hrandfield", "hvals", "hincrbyfloat", "hexists", "hmset", "hsetnx", "hdel", "hincrby", "hset", "hkeys", "hmget", "hgetall", "hget", "hstrlen", "hscan",
+        "hlen",
+        "hrandfield",
+        "hvals",
+        "hincrbyfloat",
+        "hexists",
+        "hmset",
+        "hsetnx",
+        "hdel",
+        "hincrby",
+        "hset",
+        "hkeys",
+        "hmget",
+        "hgetall",
+        "hget",
+        "hstrlen",
+        "hscan",
     ]
     .map(String::from)
     .into();
@@ -337,7 +353,13 @@ fn command_getkeys() {
 #[test]
 fn arity_errors_name_the_command() {
     let mut h = H::new();
-    for (c, n) in [("CONFIG GET", "config|get"), ("CLIENT SETNAME", "client|setname"), ("OBJECT ENCODING", "object|encoding"), ("COMMAND GETKEYS", "command|getkeys"), ("DBSIZE 1", "dbsize")] {
+    for (c, n) in [
+        ("CONFIG GET", "config|get"),
+        ("CLIENT SETNAME", "client|setname"),
+        ("OBJECT ENCODING", "object|encoding"),
+        ("COMMAND GETKEYS", "command|getkeys"),
+        ("DBSIZE 1", "dbsize"),
+    ] {
         ck(&mut h, c, err(&format!("ERR wrong number of arguments for '{n}' command")));
     }
     // Unknown commands quote their arguments (at most ~128 bytes of them).

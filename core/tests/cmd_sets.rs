@@ -117,9 +117,28 @@ fn errors() {
     ck(&mut h, "SSCAN nokey 0 COUNT 0", "*2\r\n$1\r\n0\r\n*0\r\n");
     ck(&mut h, "SET str x", OK);
     for c in [
-        "SADD str a", "SREM str a", "SMEMBERS str", "SISMEMBER str a", "SMISMEMBER str a", "SCARD str", "SPOP str", "SPOP str 2", "SPOP str 0",
-        "SRANDMEMBER str", "SRANDMEMBER str 2", "SINTER s str", "SINTER nokey str", "SINTERCARD 2 nokey str", "SINTERSTORE d s str",
-        "SUNION s str", "SUNIONSTORE d str", "SDIFF s str", "SDIFF nokey str", "SDIFFSTORE d s str", "SSCAN str 0", "SMOVE str s 1",
+        "SADD str a",
+        "SREM str a",
+        "SMEMBERS str",
+        "SISMEMBER str a",
+        "SMISMEMBER str a",
+        "SCARD str",
+        "SPOP str",
+        "SPOP str 2",
+        "SPOP str 0",
+        "SRANDMEMBER str",
+        "SRANDMEMBER str 2",
+        "SINTER s str",
+        "SINTER nokey str",
+        "SINTERCARD 2 nokey str",
+        "SINTERSTORE d s str",
+        "SUNION s str",
+        "SUNIONSTORE d str",
+        "SDIFF s str",
+        "SDIFF nokey str",
+        "SDIFFSTORE d s str",
+        "SSCAN str 0",
+        "SMOVE str s 1",
         "SMOVE s str 1",
     ] {
         ck(&mut h, c, err(WT));

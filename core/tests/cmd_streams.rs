@@ -62,7 +62,11 @@ fn add_range_len_del() {
     ck(&mut h, "OBJECT ENCODING s", bulk("stream"));
     // Binary-safe fields and values; integers come back as they were written.
     ckr(&mut h, &[b"XADD".as_slice(), b"b", b"5-5", b"f\r\n", b"\0v", b"n", b"-42", b"big", b"9223372036854775808"], bulk("5-5"));
-    ckr(&mut h, &[b"XRANGE".as_slice(), b"b", b"-", b"+"], b"*1\r\n*2\r\n$3\r\n5-5\r\n*6\r\n$3\r\nf\r\n\r\n$2\r\n\0v\r\n$1\r\nn\r\n$3\r\n-42\r\n$3\r\nbig\r\n$19\r\n9223372036854775808\r\n");
+    ckr(
+        &mut h,
+        &[b"XRANGE".as_slice(), b"b", b"-", b"+"],
+        b"*1\r\n*2\r\n$3\r\n5-5\r\n*6\r\n$3\r\nf\r\n\r\n$2\r\n\0v\r\n$1\r\nn\r\n$3\r\n-42\r\n$3\r\nbig\r\n$19\r\n9223372036854775808\r\n",
+    );
 }
 
 #[test]
@@ -254,7 +258,13 @@ fn readgroup_ack_pending() {
     h.c("XADD s 2-1 b 2");
     ck(&mut h, "XREADGROUP GROUP g c STREAMS s >", err("NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option"));
     ck(&mut h, "XGROUP CREATE s g 0", OK);
-    ck(&mut h, "XREADGROUP GROUP g c STREAMS s $", err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
+    ck(
+        &mut h,
+        "XREADGROUP GROUP g c STREAMS s $",
+        err(
+            "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.",
+        ),
+    );
     ck(&mut h, "XREADGROUP GROUP g c COUNT 1 STREAMS s >", format!("*1\r\n*2\r\n{}{}", bulk("s"), entries(&[("1-1", &["a", "1"])])));
     ck(&mut h, "XREADGROUP GROUP g c STREAMS s >", format!("*1\r\n*2\r\n{}{}", bulk("s"), entries(&[("2-1", &["b", "2"])])));
     ck(&mut h, "XREADGROUP GROUP g c STREAMS s >", "*-1\r\n");
@@ -265,7 +275,11 @@ fn readgroup_ack_pending() {
     ck(&mut h, "XPENDING s g", format!("*4\r\n:2\r\n{}{}*1\r\n*2\r\n{}{}", bulk("1-1"), bulk("2-1"), bulk("c"), bulk("2")));
     ck(&mut h, "XPENDING s g - + 10", format!("*2\r\n*4\r\n{}{}:0\r\n:1\r\n*4\r\n{}{}:0\r\n:2\r\n", bulk("1-1"), bulk("c"), bulk("2-1"), bulk("c")));
     h.advance(100);
-    ck(&mut h, "XPENDING s g IDLE 50 - + 10 c", format!("*2\r\n*4\r\n{}{}:100\r\n:1\r\n*4\r\n{}{}:100\r\n:2\r\n", bulk("1-1"), bulk("c"), bulk("2-1"), bulk("c")));
+    ck(
+        &mut h,
+        "XPENDING s g IDLE 50 - + 10 c",
+        format!("*2\r\n*4\r\n{}{}:100\r\n:1\r\n*4\r\n{}{}:100\r\n:2\r\n", bulk("1-1"), bulk("c"), bulk("2-1"), bulk("c")),
+    );
     ck(&mut h, "XPENDING s g IDLE 500 - + 10", "*0\r\n");
     ck(&mut h, "XPENDING s g - + 10 nobody", "*0\r\n");
     ck(&mut h, "XACK s g 1-1 1-1 9-9", int(1));
@@ -274,7 +288,21 @@ fn readgroup_ack_pending() {
     ck(&mut h, "XPENDING s nog", err("NOGROUP No such key 's' or consumer group 'nog'"));
     ck(&mut h, "XPENDING s g - +", err("ERR syntax error"));
     ck(&mut h, "XPENDING s g IDLE 5 - +", err("ERR syntax error"));
-    ck(&mut h, "XINFO CONSUMERS s g", format!("*2\r\n*6\r\n{}{}{}:1\r\n{}:100\r\n*6\r\n{}{}{}:0\r\n{}:100\r\n", bulk("name"), bulk("c"), bulk("pending"), bulk("idle"), bulk("name"), bulk("c2"), bulk("pending"), bulk("idle")));
+    ck(
+        &mut h,
+        "XINFO CONSUMERS s g",
+        format!(
+            "*2\r\n*6\r\n{}{}{}:1\r\n{}:100\r\n*6\r\n{}{}{}:0\r\n{}:100\r\n",
+            bulk("name"),
+            bulk("c"),
+            bulk("pending"),
+            bulk("idle"),
+            bulk("name"),
+            bulk("c2"),
+            bulk("pending"),
+            bulk("idle")
+        ),
+    );
     // Empty summary.
     h.c("XGROUP CREATE s e $");
     ck(&mut h, "XPENDING s e", "*4\r\n:0\r\n$-1\r\n$-1\r\n*-1\r\n");
@@ -372,7 +400,21 @@ fn xinfo_and_xsetid() {
     );
     assert!(full.starts_with("*18\r\n"), "{full}");
     assert!(full.ends_with(&format!("{}{}{}{groups}", bulk("entries"), entries(&[("1-1", &["a", "1"])]), bulk("groups"))), "{full}");
-    ck(&mut h, "XINFO GROUPS s", format!("*1\r\n*12\r\n{}{}{}:1\r\n{}:1\r\n{}{}{}:1\r\n{}:0\r\n", bulk("name"), bulk("g"), bulk("consumers"), bulk("pending"), bulk("last-delivered-id"), bulk("1-1"), bulk("entries-read"), bulk("lag")));
+    ck(
+        &mut h,
+        "XINFO GROUPS s",
+        format!(
+            "*1\r\n*12\r\n{}{}{}:1\r\n{}:1\r\n{}{}{}:1\r\n{}:0\r\n",
+            bulk("name"),
+            bulk("g"),
+            bulk("consumers"),
+            bulk("pending"),
+            bulk("last-delivered-id"),
+            bulk("1-1"),
+            bulk("entries-read"),
+            bulk("lag")
+        ),
+    );
     assert!(h.c("XINFO HELP").starts_with("*9\r\n+XINFO <subcommand>"));
     // XSETID.
     h.c("XADD s 4-1 d 4");

@@ -74,8 +74,21 @@ fn wrongtype() {
     ck(&mut h, "HSET h f v", int(1));
     let wt = err("WRONGTYPE Operation against a key holding the wrong kind of value");
     for c in [
-        "GET h", "SET h v GET", "GETSET h x", "GETDEL h", "GETEX h", "GETEX h PERSIST", "APPEND h x", "STRLEN h", "INCR h", "DECR h",
-        "INCRBY h 2", "DECRBY h 2", "INCRBYFLOAT h 1", "GETRANGE h 0 1", "SETRANGE h 0 x",
+        "GET h",
+        "SET h v GET",
+        "GETSET h x",
+        "GETDEL h",
+        "GETEX h",
+        "GETEX h PERSIST",
+        "APPEND h x",
+        "STRLEN h",
+        "INCR h",
+        "DECR h",
+        "INCRBY h 2",
+        "DECRBY h 2",
+        "INCRBYFLOAT h 1",
+        "GETRANGE h 0 1",
+        "SETRANGE h 0 x",
     ] {
         ck(&mut h, c, &wt);
     }
@@ -359,16 +372,7 @@ fn write_effects() {
     ck(&mut h, "MSETNX n 1 m 1", int(0));
     assert_eq!(
         fx_since(&h, mark),
-        vec![
-            "0:SET f 1.5 KEEPTTL",
-            "0:SET k 2.5 KEEPTTL",
-            "0:SET k 3.5 KEEPTTL",
-            "0:SET g x",
-            "0:DEL g",
-            "0:INCR n",
-            "0:APPEND n 0",
-            "0:SETRANGE n 0 2",
-        ]
+        vec!["0:SET f 1.5 KEEPTTL", "0:SET k 2.5 KEEPTTL", "0:SET k 3.5 KEEPTTL", "0:SET g x", "0:DEL g", "0:INCR n", "0:APPEND n 0", "0:SETRANGE n 0 2",]
     );
     // Effects land in the selected database.
     ck(&mut h, "SELECT 3", OK);

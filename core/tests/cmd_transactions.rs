@@ -351,10 +351,7 @@ fn exec_effects_are_one_record() {
     assert_eq!(exec.0, 1);
     assert_ne!(exec.1 & batch::OUT_WRITE, 0, "EXEC is a write record");
     assert_eq!(exec.2, format!("*7\r\n:11\r\n+OK\r\n{}{}+OK\r\n:0\r\n+OK\r\n", bulk("1.5"), bulk("v")));
-    assert_eq!(
-        exec.3,
-        ["0:INCR n".to_string(), format!("0:SET k v PXAT {}", T0 + 5000), "0:HSET h a 1.5".to_string(), "3:SET z 1".to_string()]
-    );
+    assert_eq!(exec.3, ["0:INCR n".to_string(), format!("0:SET k v PXAT {}", T0 + 5000), "0:HSET h a 1.5".to_string(), "3:SET z 1".to_string()]);
     // The client stays in db 3 after EXEC.
     assert_eq!(out[10].2, bulk("1"));
     // A read-only or aborted EXEC replicates nothing.

@@ -54,8 +54,24 @@ fn score_formatting() {
         &mut h,
         "ZRANGE z 0 -1 WITHSCORES",
         bulks(&[
-            "f", "-inf", "c", "1.0000000000000001e-05", "g", "0.10000000000000001", "a", "1.1000000000000001", "i", "16", "h", "10000000000000000", "d",
-            "1.2345678901234568e+17", "b", "1e+20", "e", "inf",
+            "f",
+            "-inf",
+            "c",
+            "1.0000000000000001e-05",
+            "g",
+            "0.10000000000000001",
+            "a",
+            "1.1000000000000001",
+            "i",
+            "16",
+            "h",
+            "10000000000000000",
+            "d",
+            "1.2345678901234568e+17",
+            "b",
+            "1e+20",
+            "e",
+            "inf",
         ]),
     );
     // -0: a listpack stores it as the integer 0 (Redis's double2ll), a skiplist keeps it.
@@ -114,11 +130,42 @@ fn zadd_options_and_errors() {
     ckr(&mut h, &[b"ZADD".as_slice(), b"z", b"", b"a"], err("ERR value is not a valid float"));
     ck(&mut h, "ZADD z 1e-310 tiny", int(1));
     ck(&mut h, "ZSCORE z tiny", bulk("9.9999999999999694e-311"));
-    for (c, name) in [("ZADD z 1", "zadd"), ("ZINCRBY z 1", "zincrby"), ("ZREM z", "zrem"), ("ZCARD", "zcard"), ("ZSCORE z", "zscore"), ("ZRANK z a WITHSCORE", "zrank"), ("ZRANGE z 0", "zrange"), ("ZCOUNT z 0", "zcount"), ("ZPOPMIN", "zpopmin"), ("ZMPOP 1 z", "zmpop"), ("ZRANGESTORE d z 0", "zrangestore"), ("ZUNION 1", "zunion"), ("ZSCAN z", "zscan"), ("ZRANDMEMBER", "zrandmember")] {
+    for (c, name) in [
+        ("ZADD z 1", "zadd"),
+        ("ZINCRBY z 1", "zincrby"),
+        ("ZREM z", "zrem"),
+        ("ZCARD", "zcard"),
+        ("ZSCORE z", "zscore"),
+        ("ZRANK z a WITHSCORE", "zrank"),
+        ("ZRANGE z 0", "zrange"),
+        ("ZCOUNT z 0", "zcount"),
+        ("ZPOPMIN", "zpopmin"),
+        ("ZMPOP 1 z", "zmpop"),
+        ("ZRANGESTORE d z 0", "zrangestore"),
+        ("ZUNION 1", "zunion"),
+        ("ZSCAN z", "zscan"),
+        ("ZRANDMEMBER", "zrandmember"),
+    ] {
         ck(&mut h, c, err(&format!("ERR wrong number of arguments for '{name}' command")));
     }
     ck(&mut h, "SET s x", OK);
-    for c in ["ZADD s 1 a", "ZINCRBY s 1 a", "ZREM s a", "ZCARD s", "ZSCORE s a", "ZMSCORE s a", "ZRANK s a", "ZRANGE s 0 1", "ZCOUNT s 0 1", "ZPOPMIN s", "ZRANDMEMBER s", "ZSCAN s 0", "ZUNION 1 s", "ZRANGESTORE d s 0 1", "ZREMRANGEBYRANK s 0 1"] {
+    for c in [
+        "ZADD s 1 a",
+        "ZINCRBY s 1 a",
+        "ZREM s a",
+        "ZCARD s",
+        "ZSCORE s a",
+        "ZMSCORE s a",
+        "ZRANK s a",
+        "ZRANGE s 0 1",
+        "ZCOUNT s 0 1",
+        "ZPOPMIN s",
+        "ZRANDMEMBER s",
+        "ZSCAN s 0",
+        "ZUNION 1 s",
+        "ZRANGESTORE d s 0 1",
+        "ZREMRANGEBYRANK s 0 1",
+    ] {
         ck(&mut h, c, err(WT));
     }
 }

@@ -110,7 +110,11 @@ fn zset_cmd() -> impl Strategy<Value = Vec<String>> {
         (key(), score(), member()).prop_map(|(k, s, m)| vec!["ZINCRBY".into(), k, s, m]),
         (key(), member(), member()).prop_map(|(k, a, b)| vec!["ZREM".into(), k, a, b]),
         (key(), 0u32..300).prop_map(|(k, i)| vec!["ZADD".into(), k, (i % 7).to_string(), format!("m{i}")]),
-        (key(), prop::option::of(0i64..4)).prop_map(|(k, c)| { let mut v = vec!["ZPOPMIN".into(), k]; v.extend(c.map(|c| c.to_string())); v }),
+        (key(), prop::option::of(0i64..4)).prop_map(|(k, c)| {
+            let mut v = vec!["ZPOPMIN".into(), k];
+            v.extend(c.map(|c| c.to_string()));
+            v
+        }),
         (key(), 0i64..4).prop_map(|(k, c)| vec!["ZPOPMAX".into(), k, c.to_string()]),
         (key(), key(), 1i64..3).prop_map(|(a, b, c)| vec!["ZMPOP".into(), "2".into(), a, b, "MAX".into(), "COUNT".into(), c.to_string()]),
         (key(), key()).prop_map(|(a, b)| vec!["BZPOPMIN".into(), a, b, "0".into()]),
@@ -134,9 +138,8 @@ fn bitmap_cmd() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
         (key(), 0u32..90, 0u8..2).prop_map(|(k, o, v)| vec!["SETBIT".into(), k, o.to_string(), v.to_string()]),
         (key(), field(), -200i64..200).prop_map(|(k, (t, o), v)| vec!["BITFIELD".into(), k, "SET".into(), t.into(), o.into(), v.to_string()]),
-        (key(), prop::sample::select(&["WRAP", "SAT", "FAIL"][..]), field(), -200i64..200).prop_map(|(k, m, (t, o), v)| {
-            vec!["BITFIELD".into(), k, "OVERFLOW".into(), m.into(), "INCRBY".into(), t.into(), o.into(), v.to_string()]
-        }),
+        (key(), prop::sample::select(&["WRAP", "SAT", "FAIL"][..]), field(), -200i64..200)
+            .prop_map(|(k, m, (t, o), v)| { vec!["BITFIELD".into(), k, "OVERFLOW".into(), m.into(), "INCRBY".into(), t.into(), o.into(), v.to_string()] }),
         (prop::sample::select(&["AND", "OR", "XOR", "NOT"][..]), key(), key(), key()).prop_map(|(op, d, a, b)| {
             let mut c = vec!["BITOP".to_string(), op.into(), d, a];
             if op != "NOT" {
@@ -368,11 +371,12 @@ fn steps(cmd: BoxedStrategy<Vec<String>>) -> impl Strategy<Value = Vec<Step>> {
 
 /// Steps spread over three clients (for commands that block).
 fn client_steps(cmd: BoxedStrategy<Vec<String>>) -> impl Strategy<Value = Vec<(u64, Step)>> {
-    steps(cmd).prop_flat_map(|v| {
-        let n = v.len();
-        (Just(v), prop::collection::vec(1u64..4, n))
-    })
-    .prop_map(|(v, c)| c.into_iter().zip(v).collect::<Vec<_>>())
+    steps(cmd)
+        .prop_flat_map(|v| {
+            let n = v.len();
+            (Just(v), prop::collection::vec(1u64..4, n))
+        })
+        .prop_map(|(v, c)| c.into_iter().zip(v).collect::<Vec<_>>())
 }
 
 /// Runs the steps on a primary, replays its effects on a fresh engine, compares digests.

@@ -221,7 +221,20 @@ impl Clock {
 /// INCR's deterministic errors, as a result: see [`is_result_error`]).
 pub fn classify_error(msg: &str) -> Option<String> {
     const NO_EFFECT: [&str; 14] = [
-        "READONLY", "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "CROSSSLOT", "LOADING", "MASTERDOWN", "NOAUTH", "NOPERM", "OOM", "BUSY", "NOSCRIPT", "EXECABORT",
+        "READONLY",
+        "MOVED",
+        "ASK",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+        "CROSSSLOT",
+        "LOADING",
+        "MASTERDOWN",
+        "NOAUTH",
+        "NOPERM",
+        "OOM",
+        "BUSY",
+        "NOSCRIPT",
+        "EXECABORT",
     ];
     let code = msg.split(' ').next().unwrap_or("");
     if NO_EFFECT.contains(&code) || msg.starts_with("ERR unknown command") || msg.starts_with("ERR wrong number of arguments") {
@@ -394,8 +407,20 @@ mod tests {
         h.push(Operation { client: 3, op: Op::Get { key: k.clone() }, invoke_ns: 7, return_ns: 10, outcome: Outcome::Ok(Ret::Nil) });
         h.push(Operation { client: 1, op: Op::Incr { key: k.clone() }, invoke_ns: 11, return_ns: 12, outcome: Outcome::Ok(Ret::Err(ERR_NOT_INTEGER.into())) });
         h.push(Operation { client: 1, op: Op::Incr { key: k.clone() }, invoke_ns: 13, return_ns: 14, outcome: Outcome::Ok(Ret::Int(-3)) });
-        h.push(Operation { client: 2, op: Op::Append { key: k.clone(), val: b"x".to_vec() }, invoke_ns: 15, return_ns: 20, outcome: Outcome::Unknown("timeout".into()) });
-        h.push(Operation { client: 3, op: Op::Append { key: k, val: b"y".to_vec() }, invoke_ns: 16, return_ns: 17, outcome: Outcome::Failed("READONLY You can't write against a read only replica.".into()) });
+        h.push(Operation {
+            client: 2,
+            op: Op::Append { key: k.clone(), val: b"x".to_vec() },
+            invoke_ns: 15,
+            return_ns: 20,
+            outcome: Outcome::Unknown("timeout".into()),
+        });
+        h.push(Operation {
+            client: 3,
+            op: Op::Append { key: k, val: b"y".to_vec() },
+            invoke_ns: 16,
+            return_ns: 17,
+            outcome: Outcome::Failed("READONLY You can't write against a read only replica.".into()),
+        });
         let back = History::parse(&h.to_text()).unwrap();
         assert_eq!(back, h);
         assert!(History::parse("1 2 3 DEL k -> ok OK").is_err());

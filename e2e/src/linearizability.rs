@@ -109,7 +109,9 @@ pub enum Verdict {
     Linearizable,
     Violation(Box<Violation>),
     /// Unknown: search budget exceeded (the history may or may not be linearizable).
-    BudgetExceeded { steps: u64 },
+    BudgetExceeded {
+        steps: u64,
+    },
 }
 
 /// Why one key's history is not linearizable.
@@ -370,10 +372,7 @@ fn stuck(ops: &[Operation], done: &[usize], state: State) -> Vec<(Operation, Ret
         taken[i] = true;
     }
     let first_return = (0..ops.len()).filter(|&i| !taken[i]).map(|i| ops[i].effective_return()).min().unwrap_or(u64::MAX);
-    (0..ops.len())
-        .filter(|&i| !taken[i] && ops[i].invoke_ns <= first_return)
-        .map(|i| (ops[i].clone(), apply(&state, &ops[i].op).0))
-        .collect()
+    (0..ops.len()).filter(|&i| !taken[i] && ops[i].invoke_ns <= first_return).map(|i| (ops[i].clone(), apply(&state, &ops[i].op).0)).collect()
 }
 
 /// The shortest prefix (in invocation order) found not linearizable, by bisection. Adding
@@ -494,7 +493,12 @@ impl fmt::Display for Report {
         let ops: usize = self.keys.iter().map(|(_, n, _)| n).sum();
         let bad = self.violations().len();
         let undecided = self.undecided().len();
-        writeln!(f, "{} keys, {ops} operations checked: {} linearizable, {bad} violations, {undecided} undecided", self.keys.len(), self.keys.len() - bad - undecided)?;
+        writeln!(
+            f,
+            "{} keys, {ops} operations checked: {} linearizable, {bad} violations, {undecided} undecided",
+            self.keys.len(),
+            self.keys.len() - bad - undecided
+        )?;
         for (k, n, v) in &self.keys {
             match v {
                 Verdict::Linearizable => {}
@@ -764,7 +768,8 @@ mod tests {
     /// of all Ok operations plus any subset of the Unknown writes, respecting real time
     /// (a before b when a is Ok and returned before b was invoked), that the model accepts.
     fn brute_force(h: &History) -> bool {
-        let ops: Vec<&Operation> = h.ops.iter().filter(|o| matches!(o.outcome, Outcome::Ok(_)) || matches!(o.outcome, Outcome::Unknown(_)) && !o.op.is_read()).collect();
+        let ops: Vec<&Operation> =
+            h.ops.iter().filter(|o| matches!(o.outcome, Outcome::Ok(_)) || matches!(o.outcome, Outcome::Unknown(_)) && !o.op.is_read()).collect();
         fn go(ops: &[&Operation], placed: &mut Vec<bool>, state: &BTreeMap<Vec<u8>, Vec<u8>>) -> bool {
             let all_ok_placed = ops.iter().zip(placed.iter()).all(|(o, &p)| p || matches!(o.outcome, Outcome::Unknown(_)));
             if all_ok_placed {
@@ -826,7 +831,15 @@ mod tests {
             let ret = lin + d2;
             clock[c as usize] = ret + 1;
             // 0 ok, 1 unknown, 2 failed (reads are only ever ok here: others are dropped).
-            let class = if op.is_read() { 0 } else if roll < 15 { 1 } else if roll < 20 { 2 } else { 0 };
+            let class = if op.is_read() {
+                0
+            } else if roll < 15 {
+                1
+            } else if roll < 20 {
+                2
+            } else {
+                0
+            };
             let takes_effect = class == 0 || class == 1 && applied;
             planned.push((lin, idx, op, invoke, ret, c, class, takes_effect));
         }

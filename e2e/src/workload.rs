@@ -21,8 +21,8 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use memoria_core::util::Rng;
@@ -174,7 +174,14 @@ impl Workload {
         let keygen = Arc::new(KeyGen::default());
         let tasks = (0..cfg.clients)
             .map(|id| {
-                let c = ClientTask { id: id as u32, cfg: cfg.clone(), clock: clock.clone(), stop: stop.clone(), counters: counters.clone(), keygen: keygen.clone() };
+                let c = ClientTask {
+                    id: id as u32,
+                    cfg: cfg.clone(),
+                    clock: clock.clone(),
+                    stop: stop.clone(),
+                    counters: counters.clone(),
+                    keygen: keygen.clone(),
+                };
                 tokio::spawn(c.run())
             })
             .collect();
@@ -588,7 +595,10 @@ impl Ledger {
         let keys: Vec<(&Vec<u8>, &LedgerEntry)> = self.keys.iter().collect();
         for chunk in keys.chunks(500) {
             let cmds: Vec<Vec<&[u8]>> = chunk.iter().map(|(k, _)| vec![&b"GET"[..], k.as_slice()]).collect();
-            let replies = tokio::time::timeout(timeout, conn.pipeline(&cmds)).await.map_err(|_| "ledger read timed out".to_string())?.map_err(|e| format!("ledger read: {e}"))?;
+            let replies = tokio::time::timeout(timeout, conn.pipeline(&cmds))
+                .await
+                .map_err(|_| "ledger read timed out".to_string())?
+                .map_err(|e| format!("ledger read: {e}"))?;
             for ((key, LedgerEntry { acked, maybe }), reply) in chunk.iter().zip(replies) {
                 report.checked += 1;
                 let got = match reply {

@@ -38,8 +38,14 @@ async fn wait_for(addr: &str, user: &str, pass: &str, argv: &[&[u8]], want: &Rep
 async fn assert_enforced(addr: &str) {
     let mut c = Conn::connect(addr).await.unwrap();
     assert_eq!(c.request(&[b"GET", b"app:1"]).await.unwrap(), Reply::Error("NOAUTH Authentication required.".into()));
-    assert_eq!(as_user(addr, "app", "apppw", &[b"GET", b"other:x"]).await, Some(Reply::Error("NOPERM this user has no permissions to access one of the keys used as arguments".into())));
-    assert_eq!(as_user(addr, "app", "apppw", &[b"SET", b"app:1", b"z"]).await, Some(Reply::Error("NOPERM this user has no permissions to run the 'set' command".into())));
+    assert_eq!(
+        as_user(addr, "app", "apppw", &[b"GET", b"other:x"]).await,
+        Some(Reply::Error("NOPERM this user has no permissions to access one of the keys used as arguments".into()))
+    );
+    assert_eq!(
+        as_user(addr, "app", "apppw", &[b"SET", b"app:1", b"z"]).await,
+        Some(Reply::Error("NOPERM this user has no permissions to run the 'set' command".into()))
+    );
     assert_eq!(as_user(addr, "app", "apppw", &[b"GET", b"app:1"]).await, Some(Reply::Bulk(Some(b"v".to_vec()))));
     assert_eq!(as_user(addr, "default", "wrong", &[b"PING"]).await, Some(Reply::Error("WRONGPASS invalid username-password pair or user is disabled.".into())));
 }
@@ -76,10 +82,14 @@ fn users_hold_after_kill9_failover_and_full_restart() {
         assert_enforced(&ep).await;
         let list = as_user(&ep, "default", "adminpw", &[b"ACL", b"LIST"]).await;
         let text = match list {
-            Some(Reply::Array(Some(users))) => users.iter().map(|u| match u {
-                Reply::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
-                other => format!("{other:?}"),
-            }).collect::<Vec<_>>().join("\n"),
+            Some(Reply::Array(Some(users))) => users
+                .iter()
+                .map(|u| match u {
+                    Reply::Bulk(Some(b)) => String::from_utf8_lossy(b).into_owned(),
+                    other => format!("{other:?}"),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
             other => format!("{other:?}"),
         };
         assert!(text.contains("user app on #") && !text.contains("apppw") && !text.contains("adminpw"), "{text}");

@@ -57,7 +57,10 @@ fn python_with_redis() -> String {
     }
     let made = Command::new("python3").args(["-m", "venv", &venv]).status().is_ok_and(|s| s.success())
         && Command::new(format!("{venv}/bin/pip")).args(["install", "-q", "redis"]).status().is_ok_and(|s| s.success());
-    assert!(made && ok(&py), "redis-py is needed: `python3 -c 'import redis'` fails and `python3 -m venv {venv} && {venv}/bin/pip install redis` did not work (install python3-venv and give pip network access)");
+    assert!(
+        made && ok(&py),
+        "redis-py is needed: `python3 -c 'import redis'` fails and `python3 -m venv {venv} && {venv}/bin/pip install redis` did not work (install python3-venv and give pip network access)"
+    );
     py
 }
 
@@ -177,10 +180,14 @@ fn cluster_clients_work_unchanged_and_ride_through_a_failover() {
     // or two: wait until its map no longer sends clients to the dead process.
     let dead: Vec<u16> = up.cluster().unwrap().nodes.iter().filter(|n| n.name == victim.name).map(|n| n.port).collect();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while Command::new("redis-cli").args(["-p", &survivor.to_string(), "CLUSTER", "NODES"]).output().map(|o| {
-        let t = String::from_utf8_lossy(&o.stdout).to_string();
-        t.lines().any(|l| l.contains("master") && dead.iter().any(|p| l.contains(&format!("127.0.0.1:{p}@"))))
-    }).unwrap_or(true)
+    while Command::new("redis-cli")
+        .args(["-p", &survivor.to_string(), "CLUSTER", "NODES"])
+        .output()
+        .map(|o| {
+            let t = String::from_utf8_lossy(&o.stdout).to_string();
+            t.lines().any(|l| l.contains("master") && dead.iter().any(|p| l.contains(&format!("127.0.0.1:{p}@"))))
+        })
+        .unwrap_or(true)
     {
         assert!(Instant::now() < deadline, "the survivor still lists the dead process's nodes as primaries");
         std::thread::sleep(Duration::from_millis(100));

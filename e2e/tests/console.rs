@@ -17,9 +17,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{free_port, signal, tempdir, Up};
-use memoria_core::cluster::key_slot;
+use common::{Up, free_port, signal, tempdir};
 use fantoccini::{Client, ClientBuilder, Locator};
+use memoria_core::cluster::key_slot;
 use memoria_e2e::workload::{Conn, Reply};
 
 fn with_console(dir: &std::path::Path, replicas: usize, extra: &[&str]) -> (Up, u16) {
@@ -57,7 +57,12 @@ async fn wait_console(base: &str, up: &Up) {
         if get(&format!("{base}/healthz"), None).await.0 == 200 {
             return;
         }
-        assert!(Instant::now() < deadline, "the console at {base} did not come up\n{}\nconsole.log:\n{}", up.tail_log(), std::fs::read_to_string(up.dir.join("console.log")).unwrap_or_default());
+        assert!(
+            Instant::now() < deadline,
+            "the console at {base} did not come up\n{}\nconsole.log:\n{}",
+            up.tail_log(),
+            std::fs::read_to_string(up.dir.join("console.log")).unwrap_or_default()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -137,10 +142,19 @@ fn actions_need_the_token_when_one_is_configured() {
         wait_console(&base, &up).await;
         let c = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         // Actions and data (server functions) without a login: 401, and nothing done.
-        for (path, body) in [("/api/step_down", "shard=0"), ("/api/take_snapshot", "shard=0"), ("/api/move_slots", "slots=0-9&from=0&to=1"), ("/api/overview", "")] {
+        for (path, body) in
+            [("/api/step_down", "shard=0"), ("/api/take_snapshot", "shard=0"), ("/api/move_slots", "slots=0-9&from=0&to=1"), ("/api/overview", "")]
+        {
             let r = c.post(format!("{base}{path}")).header("content-type", "application/x-www-form-urlencoded").body(body).send().await.unwrap();
             assert_eq!(r.status().as_u16(), 401, "{path} without a login");
-            let r = c.post(format!("{base}{path}")).bearer_auth("wrong").header("content-type", "application/x-www-form-urlencoded").body(body).send().await.unwrap();
+            let r = c
+                .post(format!("{base}{path}"))
+                .bearer_auth("wrong")
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
             assert_eq!(r.status().as_u16(), 401, "{path} with a wrong token");
         }
         // Pages send to the login; a wrong token does not log in.
@@ -156,7 +170,14 @@ fn actions_need_the_token_when_one_is_configured() {
         let r = c.get(format!("{base}/")).header("cookie", &cookie).send().await.unwrap();
         assert_eq!(r.status().as_u16(), 200);
         assert!(r.text().await.unwrap().contains("id=\"shard-0\""));
-        let r = c.post(format!("{base}/api/overview")).header("cookie", &cookie).header("content-type", "application/x-www-form-urlencoded").body("").send().await.unwrap();
+        let r = c
+            .post(format!("{base}/api/overview"))
+            .header("cookie", &cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status().as_u16(), 200);
         let (s, body) = get(&format!("{base}/"), Some("s3cret-token")).await;
         assert_eq!(s, 200, "a bearer token works too: {body}");
@@ -235,7 +256,11 @@ async fn text(c: &Client, css: &str) -> String {
 /// Goes to `path` and waits for hydration (the page sets body[data-hydrated]).
 async fn open(c: &Client, base: &str, path: &str) {
     c.goto(&format!("{base}{path}")).await.unwrap();
-    c.wait().at_most(Duration::from_secs(60)).for_element(Locator::Css("body[data-hydrated='1']")).await.unwrap_or_else(|e| panic!("{path} did not hydrate: {e}"));
+    c.wait()
+        .at_most(Duration::from_secs(60))
+        .for_element(Locator::Css("body[data-hydrated='1']"))
+        .await
+        .unwrap_or_else(|e| panic!("{path} did not hydrate: {e}"));
 }
 
 async fn until<F, Fut>(what: &str, limit: Duration, mut f: F) -> String
@@ -281,7 +306,10 @@ fn browser_overview_countdown_snapshot_step_down_and_a_killed_node() {
         for n in &cj.nodes {
             c.find(Locator::Css(&format!("tr[data-node='{}']", n.name))).await.unwrap_or_else(|_| panic!("row of {} missing", n.name));
         }
-        until("every node healthy", Duration::from_secs(30), || async { (c.find_all(Locator::Css("tr.node.healthy")).await.map(|v| v.len()).unwrap_or(0) == 3).then_some(String::new()) }).await;
+        until("every node healthy", Duration::from_secs(30), || async {
+            (c.find_all(Locator::Css("tr.node.healthy")).await.map(|v| v.len()).unwrap_or(0) == 3).then_some(String::new())
+        })
+        .await;
         shot(&c, "overview").await;
 
         // The lease countdown moves without a reload.
@@ -306,7 +334,8 @@ fn browser_overview_countdown_snapshot_step_down_and_a_killed_node() {
         })
         .await;
         assert!(result.contains("published snapshot"), "{result}");
-        let new_name = until("the new snapshot in the table", Duration::from_secs(30), || async { names(&c).await.into_iter().find(|n| !before.contains(n)) }).await;
+        let new_name =
+            until("the new snapshot in the table", Duration::from_secs(30), || async { names(&c).await.into_iter().find(|n| !before.contains(n)) }).await;
         assert!(result.contains(&new_name), "result {result:?} names {new_name}");
         let row = c.find(Locator::Css(&format!("tr[data-name='{new_name}']"))).await.unwrap();
         for class in ["log-checksum", "data-checksum"] {
@@ -321,7 +350,10 @@ fn browser_overview_countdown_snapshot_step_down_and_a_killed_node() {
         // Step the primary down from the page: the election picks another node.
         open(&c, &base, "/").await;
         until("the primary again", Duration::from_secs(30), || async { (text(&c, "#primary-0").await == primary).then_some(String::new()) }).await;
-        until("a healthy replica", Duration::from_secs(30), || async { (c.find_all(Locator::Css("tr.node.healthy[data-role='replica']")).await.map(|v| v.len()).unwrap_or(0) >= 1).then_some(String::new()) }).await;
+        until("a healthy replica", Duration::from_secs(30), || async {
+            (c.find_all(Locator::Css("tr.node.healthy[data-role='replica']")).await.map(|v| v.len()).unwrap_or(0) >= 1).then_some(String::new())
+        })
+        .await;
         c.wait().at_most(Duration::from_secs(30)).for_element(Locator::Css("#step-down-0")).await.unwrap().click().await.unwrap();
         c.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("#confirm-step-down")).await.unwrap().click().await.unwrap();
         let said = until("the step-down result", Duration::from_secs(30), || async {

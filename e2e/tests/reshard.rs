@@ -203,7 +203,11 @@ fn a_thousand_slots_move_back_and_forth_under_load_and_nothing_is_lost() {
     eprintln!("{} keys, {} retried requests, longest {:?}", ledger.acked.len(), ledger.retries, ledger.longest_retry);
     // Moving slots a shard does not own, or to itself, is refused before anything starts.
     let out = reshard_cmd(&dir).args(["--slots", "0-10", "--from", "1", "--to", "0"]).output().unwrap();
-    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("slot 0 belongs to shard 0, not 1"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("slot 0 belongs to shard 0, not 1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[derive(Clone, Copy, Debug)]

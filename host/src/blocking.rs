@@ -57,11 +57,7 @@ impl Blocking {
     /// The engine answered OUT_BLOCKED: `payload` is the deadline (i64 LE unix ms).
     /// True if the client already closed its side: drop it (`drop_client`).
     pub fn park(&mut self, id: u64, payload: &[u8]) -> bool {
-        let deadline = payload
-            .get(..8)
-            .and_then(|b| b.try_into().ok())
-            .map(i64::from_le_bytes)
-            .unwrap_or(0);
+        let deadline = payload.get(..8).and_then(|b| b.try_into().ok()).map(i64::from_le_bytes).unwrap_or(0);
         let p = self.parked.entry(id).or_default();
         if p.deadline != 0 {
             self.deadlines.remove(&(p.deadline, id));
@@ -181,13 +177,8 @@ mod tests {
         b.defer(7, b"third");
         let mut w = BatchWriter::new();
         b.take_resubmit(&mut w);
-        let got: Vec<Vec<u8>> = BatchReader::new(&w.buf)
-            .map(|r| r.payload.to_vec())
-            .collect();
-        assert_eq!(
-            got,
-            vec![b"first".to_vec(), b"second".to_vec(), b"third".to_vec()]
-        );
+        let got: Vec<Vec<u8>> = BatchReader::new(&w.buf).map(|r| r.payload.to_vec()).collect();
+        assert_eq!(got, vec![b"first".to_vec(), b"second".to_vec(), b"third".to_vec()]);
         assert!(!b.is_blocked(7));
     }
 

@@ -290,7 +290,9 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
             // QUIT was answered without closing (it never is today): carry on with what
             // the client pipelined behind it.
             quit_pending = false;
-            if !buf.is_empty() && !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending) {
+            if !buf.is_empty()
+                && !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending)
+            {
                 break 'conn;
             }
             continue;
@@ -321,9 +323,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                     Poll::Pending => {}
                 }
             }
-            if !close_after_write
-                && let Poll::Ready(m) = rx.poll_recv(cx)
-            {
+            if !close_after_write && let Poll::Ready(m) = rx.poll_recv(cx) {
                 return Poll::Ready(Ev::Msg(m));
             }
             if can_read && let Poll::Ready(r) = poll_read_buf(&mut io, cx, &mut buf) {

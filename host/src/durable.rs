@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use memoria_log::{Appended, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry, Outcome, FORMAT_VERSION};
+use memoria_log::{Appended, FORMAT_VERSION, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry, Outcome};
 use thiserror::Error;
 
 use crate::snapshot::SnapshotStore;
@@ -111,7 +111,14 @@ async fn start_from_snapshot(api: &LogHandle, name: &str, snapshots: Option<&Sna
 /// when `snapshots` holds one, then appends a leader claim whose
 /// `prev_id` is the tail it read: if another writer appended meanwhile, the claim conflicts
 /// and recovery starts over from where it was.
-pub async fn recover(api: LogHandle, name: &str, node: &str, lease_ms: u64, snapshots: Option<&SnapshotStore>, engine: &mut ShardEngine) -> Result<Recovered, DurableError> {
+pub async fn recover(
+    api: LogHandle,
+    name: &str,
+    node: &str,
+    lease_ms: u64,
+    snapshots: Option<&SnapshotStore>,
+    engine: &mut ShardEngine,
+) -> Result<Recovered, DurableError> {
     api.create(name).await?;
     let (mut after, mut max_epoch) = start_from_snapshot(&api, name, snapshots, engine).await?;
     let mut applied_entries = 0;

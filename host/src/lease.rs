@@ -131,12 +131,7 @@ impl Config {
         }
         let min = Config::min_backoff_ms(self.lease_ms, self.max_drift_ppm);
         if self.backoff_ms < min {
-            return Err(ConfigError::Backoff {
-                backoff: self.backoff_ms,
-                min,
-                lease: self.lease_ms,
-                ppm: self.max_drift_ppm,
-            });
+            return Err(ConfigError::Backoff { backoff: self.backoff_ms, min, lease: self.lease_ms, ppm: self.max_drift_ppm });
         }
         if self.retry_ms == 0 {
             return Err(ConfigError::ZeroRetry);
@@ -422,9 +417,7 @@ impl Lease {
                 }
                 Some(t)
             }
-            Role::Replica if self.in_flight.is_none() && self.caught_up => {
-                Some(if self.read_id == 0 { self.clock } else { self.backoff_until })
-            }
+            Role::Replica if self.in_flight.is_none() && self.caught_up => Some(if self.read_id == 0 { self.clock } else { self.backoff_until }),
             _ => None,
         }
     }
@@ -473,9 +466,7 @@ impl Lease {
         self.check_lease(&mut out);
         match ev {
             Event::Tick { .. } => {}
-            Event::EntryRead { id, epoch, kind, lease_ms, at_tail, .. } => {
-                self.on_entry(id, epoch, kind, lease_ms, at_tail, now, &mut out)
-            }
+            Event::EntryRead { id, epoch, kind, lease_ms, at_tail, .. } => self.on_entry(id, epoch, kind, lease_ms, at_tail, now, &mut out),
             Event::TailReached { tail_id, .. } => {
                 self.known_tail = self.known_tail.max(tail_id);
                 if self.role == Role::Replica {
@@ -520,16 +511,7 @@ impl Lease {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn on_entry(
-        &mut self,
-        id: u64,
-        epoch: u64,
-        kind: EntryKind,
-        lease_ms: Option<u64>,
-        at_tail: bool,
-        now: u64,
-        out: &mut Vec<Action>,
-    ) {
+    fn on_entry(&mut self, id: u64, epoch: u64, kind: EntryKind, lease_ms: Option<u64>, at_tail: bool, now: u64, out: &mut Vec<Action>) {
         self.max_epoch = self.max_epoch.max(epoch);
         self.known_tail = self.known_tail.max(id);
         if self.role == Role::Primary {
@@ -647,11 +629,7 @@ impl Lease {
                 out.push(Action::AppendRenewal { token, prev_id: self.append_prev, epoch, lease_ms: self.cfg.lease_ms });
             }
             // An empty log has never had a leader: no lease to wait out.
-            Role::Replica
-                if self.caught_up
-                    && self.read_id >= self.known_tail
-                    && (self.read_id == 0 || now >= self.backoff_until) =>
-            {
+            Role::Replica if self.caught_up && self.read_id >= self.known_tail && (self.read_id == 0 || now >= self.backoff_until) => {
                 let epoch = self.max_epoch + 1;
                 self.role = Role::Candidate;
                 self.own_epoch = epoch;

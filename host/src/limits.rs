@@ -9,8 +9,8 @@
 //! back (`batch::REC_CONFIG`) and the shard stores them here, where connection tasks read
 //! them (relaxed atomics: a limit that changes is picked up by the next check).
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 use memoria_core::config::{Config, OutputLimit, OutputLimits};
 
@@ -200,11 +200,21 @@ mod tests {
 
     #[test]
     fn settings_are_checked_and_round_trip() {
-        let h = HostLimits::new(&ConnLimits::default(), &[("maxclients".into(), "3".into()), ("client-output-buffer-limit".into(), "pubsub 1mb 0 0".into())], &[("tls-port", "0".into())]).unwrap();
+        let h = HostLimits::new(
+            &ConnLimits::default(),
+            &[("maxclients".into(), "3".into()), ("client-output-buffer-limit".into(), "pubsub 1mb 0 0".into())],
+            &[("tls-port", "0".into())],
+        )
+        .unwrap();
         assert_eq!(h.output_limit(true), OutputLimit { hard: 1 << 20, soft: 0, soft_seconds: 0 });
         assert_eq!(h.output_limit(false), OutputLimit::default());
         let lines = h.lines();
-        assert!(lines.contains("maxclients 3\n") && lines.contains("client-output-buffer-limit normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 0 0\n") && lines.contains("tls-port 0\n"), "{lines}");
+        assert!(
+            lines.contains("maxclients 3\n")
+                && lines.contains("client-output-buffer-limit normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 0 0\n")
+                && lines.contains("tls-port 0\n"),
+            "{lines}"
+        );
         let e = HostLimits::new(&ConnLimits::default(), &[("timeout".into(), "-1".into())], &[]).err().unwrap();
         assert!(e.contains("--timeout") && e.contains("between 0"), "{e}");
         let a = h.admit();

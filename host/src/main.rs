@@ -5,7 +5,6 @@ use memoria_host::conn::ConnLimits;
 use memoria_host::server::{self, NetOptions, ServerOptions};
 use memoria_host::tls::{ClientAuth, TlsSettings};
 
-
 #[derive(Parser)]
 #[command(name = "memoria", version, about = "Memoria: a durable, memory-first, Redis-compatible database")]
 struct Cli {
@@ -189,7 +188,10 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_target(false)
+        .init();
     let cli = Cli::parse();
     // Node processes that `memoria up` starts read the password from the environment,
     // never from their command line (visible to every local user).
@@ -233,13 +235,25 @@ fn net_of(a: &NodeArgs) -> anyhow::Result<NetOptions> {
     if a.tls_port != 0 && a.shards > 1 {
         anyhow::bail!("--tls-port with --shards is not supported yet");
     }
-    let mut config = vec![("maxclients".to_string(), a.maxclients.to_string()), ("timeout".into(), a.timeout.to_string()), ("partial-request-timeout".into(), a.partial_request_timeout.to_string())];
+    let mut config = vec![
+        ("maxclients".to_string(), a.maxclients.to_string()),
+        ("timeout".into(), a.timeout.to_string()),
+        ("partial-request-timeout".into(), a.partial_request_timeout.to_string()),
+    ];
     for v in &a.client_output_buffer_limit {
         config.push(("client-output-buffer-limit".into(), v.clone()));
     }
     let tls = match (a.tls_port, &a.tls_cert_file, &a.tls_key_file) {
         (0, _, _) => None,
-        (port, Some(cert), Some(key)) => Some((port, TlsSettings { cert_file: cert.clone(), key_file: key.clone(), ca_file: a.tls_ca_cert_file.clone(), auth_clients: ClientAuth::parse(&a.tls_auth_clients).map_err(|e| anyhow::anyhow!(e))? })),
+        (port, Some(cert), Some(key)) => Some((
+            port,
+            TlsSettings {
+                cert_file: cert.clone(),
+                key_file: key.clone(),
+                ca_file: a.tls_ca_cert_file.clone(),
+                auth_clients: ClientAuth::parse(&a.tls_auth_clients).map_err(|e| anyhow::anyhow!(e))?,
+            },
+        )),
         _ => anyhow::bail!("--tls-port needs --tls-cert-file and --tls-key-file"),
     };
     Ok(NetOptions { no_plain: a.port == 0 && tls.is_some(), tls, config })
@@ -332,14 +346,37 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
     net_of(a)?; // every flag checked before anything starts
     // The stable endpoint listens on --bind too: no password, no exposure.
     a.auth().check_bind(&a.bind)?;
-    let mut node_args = vec!["--proto-max-bulk-len".to_string(), a.proto_max_bulk_len.to_string(), "--client-query-buffer-limit".into(), a.client_query_buffer_limit.to_string(), "--shards".into(), a.shards.to_string(), "--protected-mode".into(), a.protected_mode.clone()];
-    node_args.extend(["--maxclients".into(), a.maxclients.to_string(), "--timeout".into(), a.timeout.to_string(), "--partial-request-timeout".into(), a.partial_request_timeout.to_string()]);
+    let mut node_args = vec![
+        "--proto-max-bulk-len".to_string(),
+        a.proto_max_bulk_len.to_string(),
+        "--client-query-buffer-limit".into(),
+        a.client_query_buffer_limit.to_string(),
+        "--shards".into(),
+        a.shards.to_string(),
+        "--protected-mode".into(),
+        a.protected_mode.clone(),
+    ];
+    node_args.extend([
+        "--maxclients".into(),
+        a.maxclients.to_string(),
+        "--timeout".into(),
+        a.timeout.to_string(),
+        "--partial-request-timeout".into(),
+        a.partial_request_timeout.to_string(),
+    ]);
     for v in &a.client_output_buffer_limit {
         node_args.extend(["--client-output-buffer-limit".to_string(), v.clone()]);
     }
     let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
     let tls = (a.tls_port != 0).then(|| {
-        let mut args = vec!["--tls-cert-file".to_string(), path(&a.tls_cert_file).unwrap_or_default().display().to_string(), "--tls-key-file".into(), path(&a.tls_key_file).unwrap_or_default().display().to_string(), "--tls-auth-clients".into(), a.tls_auth_clients.clone()];
+        let mut args = vec![
+            "--tls-cert-file".to_string(),
+            path(&a.tls_cert_file).unwrap_or_default().display().to_string(),
+            "--tls-key-file".into(),
+            path(&a.tls_key_file).unwrap_or_default().display().to_string(),
+            "--tls-auth-clients".into(),
+            a.tls_auth_clients.clone(),
+        ];
         if let Some(ca) = path(&a.tls_ca_cert_file) {
             args.extend(["--tls-ca-cert-file".to_string(), ca.display().to_string()]);
         }
@@ -399,7 +436,23 @@ async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule:
         _ => None,
     };
     let net = net_of(&a)?;
-    let srv = server::start_with(ServerOptions { bind: a.bind.clone(), port: a.port, data_dir: a.data_dir.clone(), limits, log, node, replica_of: None, lease_ms: None, cluster: false, snapshots, auth: a.auth() }, net).await?;
+    let srv = server::start_with(
+        ServerOptions {
+            bind: a.bind.clone(),
+            port: a.port,
+            data_dir: a.data_dir.clone(),
+            limits,
+            log,
+            node,
+            replica_of: None,
+            lease_ms: None,
+            cluster: false,
+            snapshots,
+            auth: a.auth(),
+        },
+        net,
+    )
+    .await?;
     println!("memoria {} listening on {}{} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr, tls_note(&srv));
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");
@@ -433,7 +486,14 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
         for s in 0..a.shards {
             let args = vec!["--shard".into(), s.to_string(), "--data-dir".into(), a.data_dir.clone(), "--store".into(), store.url().to_string()];
             let runner = memoria_host::snapshot::schedule::Runner::child(args, Vec::new())?;
-            schedulers.push(memoria_host::snapshot::schedule::spawn(policy.clone(), runner, api.clone(), cluster::topology::shard_log(s), store.clone(), std::time::Duration::from_secs(1)));
+            schedulers.push(memoria_host::snapshot::schedule::spawn(
+                policy.clone(),
+                runner,
+                api.clone(),
+                cluster::topology::shard_log(s),
+                store.clone(),
+                std::time::Duration::from_secs(1),
+            ));
         }
     }
     let ports = sharded::ports(&a.bind, a.port, a.shards)?;
@@ -453,7 +513,12 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
     })
     .await?;
     let addrs: Vec<String> = srv.addrs().iter().map(|x| x.to_string()).collect();
-    println!("memoria {} listening on {} (cluster mode: {} shards, one engine thread each; RESP2/RESP3)", env!("CARGO_PKG_VERSION"), addrs.join(", "), a.shards);
+    println!(
+        "memoria {} listening on {} (cluster mode: {} shards, one engine thread each; RESP2/RESP3)",
+        env!("CARGO_PKG_VERSION"),
+        addrs.join(", "),
+        a.shards
+    );
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");
     }

@@ -7,8 +7,8 @@ use tokio::net::TcpListener;
 
 use crate::conn::{self, ConnCtx, ConnLimits};
 use crate::durable;
-use crate::limits::HostLimits;
 use crate::lease;
+use crate::limits::HostLimits;
 use crate::shard::{self, ServerFacts, ShardHandle, ShardMsg};
 use crate::wasm::EngineFactory;
 use memoria_log::{LogApi, LogHandle};
@@ -144,7 +144,9 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
     }
     let listener = match net.no_plain {
         true => None,
-        false => Some(TcpListener::bind((opts.bind.as_str(), opts.port)).await.map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", opts.bind, opts.port))?),
+        false => {
+            Some(TcpListener::bind((opts.bind.as_str(), opts.port)).await.map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", opts.bind, opts.port))?)
+        }
     };
     let addr = match (&listener, tls_addr) {
         (Some(l), _) => l.local_addr()?,
@@ -187,7 +189,13 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
         }
         (Some(api), None) => {
             let r = durable::recover(api, shard_log_name, &opts.node, durable::LEASE_MS, opts.snapshots.as_ref(), &mut engine).await?;
-            tracing::info!(entries = r.applied_entries, effects = r.applied_effects, tail = r.log.prev_id, epoch = r.log.epoch, "recovered the shard from the log");
+            tracing::info!(
+                entries = r.applied_entries,
+                effects = r.applied_effects,
+                tail = r.log.prev_id,
+                epoch = r.log.epoch,
+                "recovered the shard from the log"
+            );
             shard::Role::Primary(Some(r.log))
         }
         (Some(api), Some(primary)) => {

@@ -30,9 +30,9 @@ use tokio::task::JoinHandle;
 
 use crate::blocking::Blocking;
 use crate::durable::{self, ShardLog};
+use crate::lease::{self, Action, AppendToken, EntryKind, Event, Lease, StepDownReason};
 use crate::limits::HostLimits;
 use crate::snapshot::SnapshotStore;
-use crate::lease::{self, Action, AppendToken, EntryKind, Event, Lease, StepDownReason};
 use crate::tracker::Tracker;
 use crate::wasm::{EngineFactory, ShardEngine};
 
@@ -56,28 +56,53 @@ impl ReplyMsg {
 }
 
 pub enum ShardMsg {
-    Connect { id: u64, addr: String, laddr: String, tx: UnboundedSender<ReplyMsg> },
+    Connect {
+        id: u64,
+        addr: String,
+        laddr: String,
+        tx: UnboundedSender<ReplyMsg>,
+    },
     /// Batch records (kind REC_COMMAND) already framed and validated by the connection.
-    Commands { id: u64, records: Vec<u8> },
-    Disconnect { id: u64 },
+    Commands {
+        id: u64,
+        records: Vec<u8>,
+    },
+    Disconnect {
+        id: u64,
+    },
     /// The client closed its side while commands were in flight (a blocked one is dropped).
-    Eof { id: u64 },
+    Eof {
+        id: u64,
+    },
     /// Replicas: one read of the shard's log by tail task `gen`: its entries, in order
     /// (none when a long poll found nothing new), and the log's tail id at that read.
     /// `applied` is answered once they are in the engine: the tail task reads on only
     /// then, so the position it reports to the log service is what this node has applied.
-    Apply { generation: u64, entries: Vec<memoria_log::Entry>, tail_id: u64, applied: Option<oneshot::Sender<()>> },
+    Apply {
+        generation: u64,
+        entries: Vec<memoria_log::Entry>,
+        tail_id: u64,
+        applied: Option<oneshot::Sender<()>>,
+    },
     /// Replicas: tail task `generation` found the entries it needs truncated away; the
     /// engine is reloaded from the newest snapshot and the log after it.
-    Reload { generation: u64 },
+    Reload {
+        generation: u64,
+    },
     /// A WAIT of `client` found `count` replicas.
-    WaitDone { client: u64, token: u64, count: i64 },
+    WaitDone {
+        client: u64,
+        token: u64,
+        count: i64,
+    },
     /// Cluster mode: the nodes tailing the shard's log, as the log service saw them.
     Peers(Vec<memoria_log::ReaderInfo>),
     /// Test hook: the shard stops (like a SIGSTOP'd process) until `until` resolves or is
     /// dropped. Its append and tail tasks keep running; it sees their results on resuming.
     #[doc(hidden)]
-    Freeze { until: oneshot::Receiver<()> },
+    Freeze {
+        until: oneshot::Receiver<()>,
+    },
     Shutdown,
 }
 
@@ -140,7 +165,17 @@ pub struct Identity {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn spawn(shard_id: usize, factory: EngineFactory, engine: ShardEngine, role: Role, election: Option<Election>, facts: ServerFacts, me: Identity, snapshots: Option<SnapshotStore>, host: Arc<HostLimits>) -> (ShardHandle, JoinHandle<()>) {
+pub fn spawn(
+    shard_id: usize,
+    factory: EngineFactory,
+    engine: ShardEngine,
+    role: Role,
+    election: Option<Election>,
+    facts: ServerFacts,
+    me: Identity,
+    snapshots: Option<SnapshotStore>,
+    host: Arc<HostLimits>,
+) -> (ShardHandle, JoinHandle<()>) {
     let (tx, rx) = unbounded_channel();
     let self_tx = tx.downgrade();
     let (log, replica, source) = match role {
@@ -432,7 +467,8 @@ impl Shard {
             }
             t.push_str(&format!("cluster_node:{} replica {}\n", peer.name, peer.applied));
         }
-        let mut replicas: Vec<(String, u64)> = c.peers.iter().filter(|p| primary.as_ref().is_none_or(|(n, _)| *n != p.name)).map(|p| (p.name.clone(), p.applied)).collect();
+        let mut replicas: Vec<(String, u64)> =
+            c.peers.iter().filter(|p| primary.as_ref().is_none_or(|(n, _)| *n != p.name)).map(|p| (p.name.clone(), p.applied)).collect();
         if self.replica.is_some() && !c.peers.iter().any(|p| p.name == self.node) {
             let applied = self.replica.as_ref().map_or(0, |r| r.applied);
             t.push_str(&format!("cluster_node:{} replica {applied}\n", self.node));
@@ -548,7 +584,14 @@ impl Shard {
             }
             for e in entries.iter().take_while(|e| e.id <= r.last_id && e.format <= memoria_log::FORMAT_VERSION) {
                 let payload = matches!(e.kind, Kind::LeaseRenewal | Kind::LeaderClaim).then(|| LeasePayload::decode(&e.payload)).flatten();
-                let ev = Event::EntryRead { id: e.id, epoch: e.epoch, kind: entry_kind(e.kind), lease_ms: payload.map(|p| p.lease_ms), at_tail: e.id >= tail_id, now_ms: now };
+                let ev = Event::EntryRead {
+                    id: e.id,
+                    epoch: e.epoch,
+                    kind: entry_kind(e.kind),
+                    lease_ms: payload.map(|p| p.lease_ms),
+                    at_tail: e.id >= tail_id,
+                    now_ms: now,
+                };
                 self.pending.extend(el.m.handle(ev));
             }
             if result.is_err() {
@@ -621,7 +664,9 @@ impl Shard {
                 }
                 (r.applied, t)
             }
-            (None, Some(l)) => (l.prev_id, format!("primary\noffset:{0}\nmaster_repl_offset:{0}\nmemoria_log:{1}\nmemoria_epoch:{2}\n", l.prev_id, l.name, l.epoch)),
+            (None, Some(l)) => {
+                (l.prev_id, format!("primary\noffset:{0}\nmaster_repl_offset:{0}\nmemoria_log:{1}\nmemoria_epoch:{2}\n", l.prev_id, l.name, l.epoch))
+            }
             (None, None) => (0, "primary\noffset:0\nmaster_repl_offset:0\nmemoria_log:none\n".to_string()),
         }
     }
@@ -848,7 +893,14 @@ impl Shard {
                     self.wait_seq += 1;
                     let wait = HeldWait { req, token: self.wait_seq, started: false };
                     let need = self.tracker.need_all();
-                    self.held.entry(rec.client).or_default().push_back(Held { need, data: Vec::new(), close, wait: Some(wait), answered: 1, since: self.batch_t0 });
+                    self.held.entry(rec.client).or_default().push_back(Held {
+                        need,
+                        data: Vec::new(),
+                        close,
+                        wait: Some(wait),
+                        answered: 1,
+                        since: self.batch_t0,
+                    });
                     self.release();
                     continue;
                 }
@@ -1037,7 +1089,9 @@ impl Shard {
                 }
                 Ok(_) => {
                     // Past the lease: nothing may be acknowledged any more.
-                    self.fail_everything(b"-ERR write outcome unknown: this node's lease as primary lapsed before the log acknowledged it; reconnect and retry\r\n");
+                    self.fail_everything(
+                        b"-ERR write outcome unknown: this node's lease as primary lapsed before the log acknowledged it; reconnect and retry\r\n",
+                    );
                 }
                 // A data append that did not land (or could not be settled): the engine
                 // holds writes the log does not. Still the leader: `rebuild` reloads from
@@ -1235,7 +1289,11 @@ impl Shard {
         };
         let after = match crate::snapshot::restore::start(self.snapshots.as_ref(), &api, &name, &mut fresh).await {
             Ok(a) if a > 0 => a,
-            Ok(_) => return self.stop_applying("the log was truncated past this replica and no usable snapshot covers the gap (give the node --snapshot-store, or restart it)".into()),
+            Ok(_) => {
+                return self.stop_applying(
+                    "the log was truncated past this replica and no usable snapshot covers the gap (give the node --snapshot-store, or restart it)".into(),
+                );
+            }
             Err(e) => return self.stop_applying(format!("the log was truncated past this replica and loading the newest snapshot failed: {e}")),
         };
         self.fail_everything(b"-LOADING this replica fell behind the log's truncation and is reloading from a snapshot; reconnect\r\n");

@@ -77,9 +77,12 @@ pub fn acceptor(s: &TlsSettings) -> anyhow::Result<TlsAcceptor> {
             let v = if auth == ClientAuth::Optional { v.allow_unauthenticated() } else { v };
             builder.with_client_cert_verifier(v.build().map_err(|e| anyhow::anyhow!("client certificate verifier: {e}"))?)
         }
-        (auth, None) => anyhow::bail!("--tls-auth-clients {} needs --tls-ca-cert-file (the CA that signs client certificates); or use --tls-auth-clients no", auth.name()),
+        (auth, None) => {
+            anyhow::bail!("--tls-auth-clients {} needs --tls-ca-cert-file (the CA that signs client certificates); or use --tls-auth-clients no", auth.name())
+        }
     };
-    let mut cfg = builder.with_single_cert(chain, key).map_err(|e| anyhow::anyhow!("certificate {} with key {}: {e}", s.cert_file.display(), s.key_file.display()))?;
+    let mut cfg =
+        builder.with_single_cert(chain, key).map_err(|e| anyhow::anyhow!("certificate {} with key {}: {e}", s.cert_file.display(), s.key_file.display()))?;
     // Redis clients do not negotiate ALPN; nothing to offer.
     cfg.alpn_protocols.clear();
     Ok(TlsAcceptor::from(Arc::new(cfg)))

@@ -162,15 +162,39 @@ fn acl_cat_matches_redis_for_implemented_commands() {
     let mem = Memoria::start();
     let mut r = Raw::connect(redis.port);
     let mut m = Raw::connect(mem.port);
-    let ours: std::collections::BTreeSet<String> = memoria_core::table::COMMANDS.iter().flat_map(|c| std::iter::once(c.name).chain(c.subcommands.iter().map(|s| s.name))).map(String::from).collect();
-    let cats = ["keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction"];
+    let ours: std::collections::BTreeSet<String> =
+        memoria_core::table::COMMANDS.iter().flat_map(|c| std::iter::once(c.name).chain(c.subcommands.iter().map(|s| s.name))).map(String::from).collect();
+    let cats = [
+        "keyspace",
+        "read",
+        "write",
+        "set",
+        "sortedset",
+        "list",
+        "hash",
+        "string",
+        "bitmap",
+        "hyperloglog",
+        "stream",
+        "pubsub",
+        "admin",
+        "fast",
+        "slow",
+        "blocking",
+        "dangerous",
+        "connection",
+        "transaction",
+    ];
     for cat in cats {
         let parse = |b: Vec<u8>| -> std::collections::BTreeSet<String> {
             let t = String::from_utf8_lossy(&b).into_owned();
             t.split("\r\n").filter(|l| !l.starts_with('*') && !l.starts_with('$') && !l.is_empty()).map(String::from).collect()
         };
         let want: std::collections::BTreeSet<String> = parse(r.cmd(&["ACL", "CAT", cat])).into_iter().filter(|c| ours.contains(c)).collect();
-        let got: std::collections::BTreeSet<String> = parse(m.cmd(&["ACL", "CAT", cat])).into_iter().filter(|c| c != "cluster|myshardid" && c != "client|setinfo" && c != "migration" && !c.starts_with("migration|")).collect();
+        let got: std::collections::BTreeSet<String> = parse(m.cmd(&["ACL", "CAT", cat]))
+            .into_iter()
+            .filter(|c| c != "cluster|myshardid" && c != "client|setinfo" && c != "migration" && !c.starts_with("migration|"))
+            .collect();
         assert_eq!(got, want, "category {cat}");
     }
 }

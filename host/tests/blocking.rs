@@ -25,16 +25,12 @@ fn text(b: &[u8]) -> String {
 
 /// Nothing has arrived on `c` within `ms`.
 fn silent(c: &mut Raw, ms: u64) -> bool {
-    c.s.set_read_timeout(Some(Duration::from_millis(ms)))
-        .unwrap();
+    c.s.set_read_timeout(Some(Duration::from_millis(ms))).unwrap();
     let mut tmp = [0u8; 64];
     let r = std::io::Read::read(&mut c.s, &mut tmp);
     c.s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     match r {
-        Err(e) => matches!(
-            e.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        ),
+        Err(e) => matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
         Ok(_) => false,
     }
 }
@@ -53,10 +49,7 @@ fn waiters_are_served_in_blocking_order() {
     assert_eq!(p.cmd(&["RPUSH", "q", "a", "b"]), b":2\r\n");
     assert_eq!(waiters[0].read_reply(), pair("q", "a"));
     assert_eq!(waiters[1].read_reply(), pair("q", "b"));
-    assert!(
-        silent(&mut waiters[2], 100),
-        "the third waiter got nothing to pop"
-    );
+    assert!(silent(&mut waiters[2], 100), "the third waiter got nothing to pop");
     assert_eq!(p.cmd(&["LLEN", "q"]), b":0\r\n");
     assert_eq!(p.cmd(&["RPUSH", "q", "c"]), b":1\r\n");
     assert_eq!(waiters[2].read_reply(), pair("q", "c"));
@@ -95,21 +88,12 @@ fn timeouts_answer_null_in_the_clients_protocol() {
     assert_eq!(c.read_reply(), b"*-1\r\n");
     wait_blocked(m.port, 0);
     // BLMOVE times out with a null array too (Redis's replyToBlockedClientTimedOut).
-    assert_eq!(
-        c.cmd(&["BLMOVE", "nothing", "d", "LEFT", "RIGHT", "0.05"]),
-        b"*-1\r\n"
-    );
-    assert_eq!(
-        c.cmd(&["BLMPOP", "0.05", "2", "a", "b", "LEFT", "COUNT", "3"]),
-        b"*-1\r\n"
-    );
+    assert_eq!(c.cmd(&["BLMOVE", "nothing", "d", "LEFT", "RIGHT", "0.05"]), b"*-1\r\n");
+    assert_eq!(c.cmd(&["BLMPOP", "0.05", "2", "a", "b", "LEFT", "COUNT", "3"]), b"*-1\r\n");
     assert_eq!(c.cmd(&["BRPOPLPUSH", "nothing", "d", "0.05"]), b"*-1\r\n");
     c.cmd(&["HELLO", "3"]);
     assert_eq!(c.cmd(&["BRPOP", "nothing", "0.05"]), b"_\r\n");
-    assert_eq!(
-        c.cmd(&["BLMOVE", "nothing", "d", "LEFT", "RIGHT", "0.05"]),
-        b"_\r\n"
-    );
+    assert_eq!(c.cmd(&["BLMOVE", "nothing", "d", "LEFT", "RIGHT", "0.05"]), b"_\r\n");
     // Still usable afterwards, nothing left blocked.
     assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
     wait_blocked(m.port, 0);
@@ -119,40 +103,19 @@ fn timeouts_answer_null_in_the_clients_protocol() {
 fn timeout_arguments_are_checked_like_redis() {
     let m = Memoria::start();
     let mut c = Raw::connect(m.port);
-    assert_eq!(
-        c.cmd(&["BLPOP", "q", "abc"]),
-        b"-ERR timeout is not a float or out of range\r\n"
-    );
-    assert_eq!(
-        c.cmd(&["BLPOP", "q", "-1"]),
-        b"-ERR timeout is negative\r\n"
-    );
-    assert_eq!(
-        c.cmd(&["BLPOP", "q", "-inf"]),
-        b"-ERR timeout is negative\r\n"
-    );
-    assert_eq!(
-        c.cmd(&["BLPOP", "q", "nan"]),
-        b"-ERR timeout is not a float or out of range\r\n"
-    );
-    assert_eq!(
-        c.cmd(&["BLMOVE", "q", "d", "LEFT", "UP", "0"]),
-        b"-ERR syntax error\r\n"
-    );
-    assert_eq!(
-        c.cmd(&["BLMPOP", "0", "0", "q", "LEFT"]),
-        b"-ERR numkeys should be greater than 0\r\n"
-    );
+    assert_eq!(c.cmd(&["BLPOP", "q", "abc"]), b"-ERR timeout is not a float or out of range\r\n");
+    assert_eq!(c.cmd(&["BLPOP", "q", "-1"]), b"-ERR timeout is negative\r\n");
+    assert_eq!(c.cmd(&["BLPOP", "q", "-inf"]), b"-ERR timeout is negative\r\n");
+    assert_eq!(c.cmd(&["BLPOP", "q", "nan"]), b"-ERR timeout is not a float or out of range\r\n");
+    assert_eq!(c.cmd(&["BLMOVE", "q", "d", "LEFT", "UP", "0"]), b"-ERR syntax error\r\n");
+    assert_eq!(c.cmd(&["BLMPOP", "0", "0", "q", "LEFT"]), b"-ERR numkeys should be greater than 0\r\n");
 }
 
 #[test]
 fn client_unblock_timeout_and_error() {
     let m = Memoria::start();
     let mut w = Raw::connect(m.port);
-    let id = text(&w.cmd(&["CLIENT", "ID"]))
-        .trim_start_matches(':')
-        .trim()
-        .to_string();
+    let id = text(&w.cmd(&["CLIENT", "ID"])).trim_start_matches(':').trim().to_string();
     let mut admin = Raw::connect(m.port);
     assert_eq!(admin.cmd(&["CLIENT", "UNBLOCK", &id]), b":0\r\n");
     w.send(&["BLPOP", "q", "0"]);
@@ -164,18 +127,9 @@ fn client_unblock_timeout_and_error() {
     w.send(&["BLMOVE", "q", "d", "RIGHT", "LEFT", "0"]);
     wait_blocked(m.port, 1);
     assert_eq!(admin.cmd(&["CLIENT", "UNBLOCK", &id, "ERROR"]), b":1\r\n");
-    assert_eq!(
-        w.read_reply(),
-        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
-    );
-    assert_eq!(
-        admin.cmd(&["CLIENT", "UNBLOCK", &id, "MAYBE"]),
-        b"-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n"
-    );
-    assert_eq!(
-        admin.cmd(&["CLIENT", "UNBLOCK", "x"]),
-        b"-ERR value is not an integer or out of range\r\n"
-    );
+    assert_eq!(w.read_reply(), b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
+    assert_eq!(admin.cmd(&["CLIENT", "UNBLOCK", &id, "MAYBE"]), b"-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n");
+    assert_eq!(admin.cmd(&["CLIENT", "UNBLOCK", "x"]), b"-ERR value is not an integer or out of range\r\n");
     wait_blocked(m.port, 0);
     // The unblocked client's own later push is not taken by its old wait.
     assert_eq!(w.cmd(&["RPUSH", "q", "v"]), b":1\r\n");
@@ -198,10 +152,7 @@ fn a_disconnected_waiter_leaves_nothing_behind() {
     wait_blocked(m.port, 0);
     let mut p = Raw::connect(m.port);
     assert_eq!(p.cmd(&["RPUSH", "q", "kept"]), b":1\r\n");
-    assert_eq!(
-        p.cmd(&["LRANGE", "q", "0", "-1"]),
-        format!("*1\r\n{}", text(&bulk("kept"))).into_bytes()
-    );
+    assert_eq!(p.cmd(&["LRANGE", "q", "0", "-1"]), format!("*1\r\n{}", text(&bulk("kept"))).into_bytes());
 }
 
 #[test]
@@ -217,11 +168,7 @@ fn pipelined_commands_wait_behind_a_blocked_one() {
     // More commands arrive while it is blocked: they wait too.
     w.send(&["GET", "after"]);
     let mut p = Raw::connect(m.port);
-    assert_eq!(
-        p.cmd(&["EXISTS", "after"]),
-        b":0\r\n",
-        "a command behind the blocked one ran early"
-    );
+    assert_eq!(p.cmd(&["EXISTS", "after"]), b":0\r\n", "a command behind the blocked one ran early");
     assert!(silent(&mut w, 100));
     assert_eq!(p.cmd(&["RPUSH", "q", "x", "y"]), b":2\r\n");
     assert_eq!(w.read_reply(), pair("q", "x"));
@@ -277,18 +224,12 @@ fn blmove_chains_and_several_keys() {
     want.extend(bulk("c"));
     want.extend(bulk("b"));
     assert_eq!(popper.read_reply(), want);
-    assert_eq!(
-        p.cmd(&["LRANGE", "m2", "0", "-1"]),
-        [b"*1\r\n".to_vec(), bulk("a")].concat()
-    );
+    assert_eq!(p.cmd(&["LRANGE", "m2", "0", "-1"]), [b"*1\r\n".to_vec(), bulk("a")].concat());
     // A BLMOVE whose destination has the wrong type is answered with WRONGTYPE.
     mover.send(&["BLMOVE", "s2", "k1", "LEFT", "LEFT", "0"]);
     wait_blocked(m.port, 1);
     p.cmd(&["RPUSH", "s2", "z"]);
-    assert_eq!(
-        mover.read_reply(),
-        b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
-    );
+    assert_eq!(mover.read_reply(), b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
     assert_eq!(p.cmd(&["LLEN", "s2"]), b":1\r\n");
 }
 
@@ -297,12 +238,7 @@ fn inside_multi_blocking_commands_do_not_block() {
     let m = Memoria::start();
     let mut c = Raw::connect(m.port);
     assert_eq!(c.cmd(&["MULTI"]), b"+OK\r\n");
-    for cmd in [
-        &["BLPOP", "q", "0"][..],
-        &["BLMOVE", "q", "d", "LEFT", "LEFT", "0"],
-        &["BRPOPLPUSH", "q", "d", "0"],
-        &["BLMPOP", "0", "1", "q", "LEFT"],
-    ] {
+    for cmd in [&["BLPOP", "q", "0"][..], &["BLMOVE", "q", "d", "LEFT", "LEFT", "0"], &["BRPOPLPUSH", "q", "d", "0"], &["BLMPOP", "0", "1", "q", "LEFT"]] {
         assert_eq!(c.cmd(cmd), b"+QUEUED\r\n");
     }
     assert_eq!(c.cmd(&["EXEC"]), b"*4\r\n*-1\r\n$-1\r\n$-1\r\n*-1\r\n");
@@ -313,9 +249,6 @@ fn inside_multi_blocking_commands_do_not_block() {
     c.cmd(&["MULTI"]);
     c.cmd(&["RPUSH", "q", "1", "2"]);
     c.cmd(&["LPOP", "q"]);
-    assert_eq!(
-        c.cmd(&["EXEC"]),
-        [b"*2\r\n:2\r\n".to_vec(), bulk("1")].concat()
-    );
+    assert_eq!(c.cmd(&["EXEC"]), [b"*2\r\n:2\r\n".to_vec(), bulk("1")].concat());
     assert_eq!(w.read_reply(), pair("q", "2"));
 }

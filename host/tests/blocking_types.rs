@@ -22,7 +22,17 @@ fn same_replies(script: &[&[&str]]) {
     let mut out = Vec::new();
     for port in [redis.port, memoria.port] {
         let mut c = Raw::connect(port);
-        let replies: Vec<String> = script.iter().map(|cmd| if cmd[0] == "HELLO" { c.cmd(cmd); "<hello>".into() } else { text(&c.cmd(cmd)) }).collect();
+        let replies: Vec<String> = script
+            .iter()
+            .map(|cmd| {
+                if cmd[0] == "HELLO" {
+                    c.cmd(cmd);
+                    "<hello>".into()
+                } else {
+                    text(&c.cmd(cmd))
+                }
+            })
+            .collect();
         out.push(replies);
     }
     assert_eq!(out[0], out[1], "redis (left) vs memoria (right)");
@@ -116,10 +126,7 @@ fn xread_block_is_served_by_a_later_xadd() {
         &[&["XADD", "s", "1-1", "f", "v"], &["XADD", "s", "2-1", "f", "w"], &["XLEN", "s"]],
     );
     // An existing stream: only entries after its last id at blocking time.
-    same_on_both(
-        &[&["XREAD", "BLOCK", "0", "STREAMS", "t", "$"]],
-        &[&["XADD", "t", "1-1", "a", "1"], &["XADD", "t", "1-2", "b", "2"]],
-    );
+    same_on_both(&[&["XREAD", "BLOCK", "0", "STREAMS", "t", "$"]], &[&["XADD", "t", "1-1", "a", "1"], &["XADD", "t", "1-2", "b", "2"]]);
 }
 
 #[test]
@@ -129,10 +136,7 @@ fn xread_block_with_an_explicit_id_and_other_writes_in_between() {
         &[&["XADD", "s", "1-1", "f", "old"], &["SET", "k", "v"], &["XADD", "s", "7-1", "f", "new"]],
     );
     // A deleted stream keeps a plain reader waiting for the next one.
-    same_on_both(
-        &[&["XREAD", "BLOCK", "0", "STREAMS", "d", "$"]],
-        &[&["DEL", "d"], &["XADD", "d", "3-1", "f", "v"]],
-    );
+    same_on_both(&[&["XREAD", "BLOCK", "0", "STREAMS", "d", "$"]], &[&["DEL", "d"], &["XADD", "d", "3-1", "f", "v"]]);
 }
 
 #[test]
@@ -154,7 +158,19 @@ fn an_xadd_trimmed_away_at_once_still_ends_the_wait_and_other_writes_do_not() {
     let setup: &[&[&str]] = &[&["XADD", "s", "1-1", "f", "v"], &["XGROUP", "CREATE", "s", "g", "$"]];
     let waiters: &[&[&str]] = &[&["XREAD", "BLOCK", "0", "STREAMS", "s", "$"], &["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"]];
     // Still waiting after those writes: the XADD's entry is what they get.
-    same_on_both_after(setup, waiters, &[&["XSETID", "s", "5-0"], &["XDEL", "s", "1-1"], &["XTRIM", "s", "MAXLEN", "0"], &["EXPIRE", "s", "100"], &["PERSIST", "s"], &["XADD", "s", "9-1", "f", "w"], &["XINFO", "GROUPS", "s"]]);
+    same_on_both_after(
+        setup,
+        waiters,
+        &[
+            &["XSETID", "s", "5-0"],
+            &["XDEL", "s", "1-1"],
+            &["XTRIM", "s", "MAXLEN", "0"],
+            &["EXPIRE", "s", "100"],
+            &["PERSIST", "s"],
+            &["XADD", "s", "9-1", "f", "w"],
+            &["XINFO", "GROUPS", "s"],
+        ],
+    );
     same_on_both_after(setup, waiters, &[&["XADD", "s", "MAXLEN", "0", "9-1", "f", "w"], &["XINFO", "GROUPS", "s"]]);
 }
 

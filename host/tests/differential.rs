@@ -7,7 +7,6 @@
 
 mod common;
 
-
 use common::{Memoria, Raw, RedisServer};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -15,37 +14,103 @@ use proptest::test_runner::{Config, TestRunner};
 /// Every accepted difference, with its reason. `normalize` implements exactly these.
 pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
     ("KEYS, SCAN, HSCAN (hashtable), HKEYS/HVALS/HGETALL (hashtable encoding)", "element order follows each server's own hash table; compared as multisets"),
-    ("SCAN/HSCAN cursor values", "cursors are positions in each server's own table; tests scan with a COUNT that finishes in one call and compare the final cursor (0)"),
+    (
+        "SCAN/HSCAN cursor values",
+        "cursors are positions in each server's own table; tests scan with a COUNT that finishes in one call and compare the final cursor (0)",
+    ),
     ("CONFIG GET with several matches", "Redis lists parameters in its dict's order; compared as a set of pairs"),
     ("RANDOMKEY, HRANDFIELD", "random choices come from different generators; compared by shape (type, length, membership)"),
-    ("SMEMBERS, SINTER, SUNION, SDIFF, SSCAN of hashtable-encoded sets", "member order follows each server's own hash table; compared as multisets (intsets are sorted on both, checked exactly by core/tests/cmd_sets.rs)"),
-    ("SPOP, SRANDMEMBER", "random choices come from different generators; compared by shape (a member or nil, the number of members); after an SPOP the test compares SCARD and deletes the key on both servers, since their sets now differ"),
-    ("HyperLogLog strings corrupted to end in half an XZERO opcode", "Redis reads past the string's end (its terminator, later the byte its own truncated write left there); Memoria reads a zero. Both report INVALIDOBJ once the runs stop adding up; the bytes written before that can differ. Not generated"),
-    ("SRANDMEMBER with a count below -2^27", "Redis builds a reply of |count| members; Memoria refuses it with Redis's range error (the reply could not fit in memory); not generated"),
+    (
+        "SMEMBERS, SINTER, SUNION, SDIFF, SSCAN of hashtable-encoded sets",
+        "member order follows each server's own hash table; compared as multisets (intsets are sorted on both, checked exactly by core/tests/cmd_sets.rs)",
+    ),
+    (
+        "SPOP, SRANDMEMBER",
+        "random choices come from different generators; compared by shape (a member or nil, the number of members); after an SPOP the test compares SCARD and deletes the key on both servers, since their sets now differ",
+    ),
+    (
+        "HyperLogLog strings corrupted to end in half an XZERO opcode",
+        "Redis reads past the string's end (its terminator, later the byte its own truncated write left there); Memoria reads a zero. Both report INVALIDOBJ once the runs stop adding up; the bytes written before that can differ. Not generated",
+    ),
+    (
+        "SRANDMEMBER with a count below -2^27",
+        "Redis builds a reply of |count| members; Memoria refuses it with Redis's range error (the reply could not fit in memory); not generated",
+    ),
     ("PTTL, PEXPIRETIME, EXPIRETIME", "the two servers run each command at slightly different instants; compared as the class (-2, -1 or positive)"),
-    ("INCRBYFLOAT/HINCRBYFLOAT results", "Redis computes in 80-bit long double and prints 17 decimals, Memoria computes in f64 and prints the shortest round-trip digits (integral sums below 2^64 are exact in both); they agree when operands are exact in binary (halves, quarters, integers), which is what the tests use: 1.55 - 2 gives -0.45 in Redis and -0.44999999999999996 in Memoria"),
-    ("INCRBYFLOAT/HINCRBYFLOAT with huge magnitudes", "Redis's long double reaches ±1.2e4932 and prints its own digits; Memoria's f64 ends at ±1.8e308 (larger values: 'value is not a valid float') and prints the shortest round-trip digits; not generated"),
+    (
+        "INCRBYFLOAT/HINCRBYFLOAT results",
+        "Redis computes in 80-bit long double and prints 17 decimals, Memoria computes in f64 and prints the shortest round-trip digits (integral sums below 2^64 are exact in both); they agree when operands are exact in binary (halves, quarters, integers), which is what the tests use: 1.55 - 2 gives -0.45 in Redis and -0.44999999999999996 in Memoria",
+    ),
+    (
+        "INCRBYFLOAT/HINCRBYFLOAT with huge magnitudes",
+        "Redis's long double reaches ±1.2e4932 and prints its own digits; Memoria's f64 ends at ±1.8e308 (larger values: 'value is not a valid float') and prints the shortest round-trip digits; not generated",
+    ),
     ("HELLO id, CLIENT ID/LIST/INFO, INFO, TIME, COMMAND INFO/DOCS details", "server-specific values; not generated"),
-    ("COMMAND INFO first/last/step of commands whose keys follow a numkeys argument (ZUNION…, LMPOP, BLMPOP, BZMPOP, SINTERCARD)", "Redis reports 0 0 0 and movablekeys; Memoria reports the widest span (COMMAND GETKEYS, the tracker, ACL and slot checks all use the exact numkeys keys); not generated"),
+    (
+        "COMMAND INFO first/last/step of commands whose keys follow a numkeys argument (ZUNION…, LMPOP, BLMPOP, BZMPOP, SINTERCARD)",
+        "Redis reports 0 0 0 and movablekeys; Memoria reports the widest span (COMMAND GETKEYS, the tracker, ACL and slot checks all use the exact numkeys keys); not generated",
+    ),
     ("ZRANDMEMBER", "random choices come from different generators; compared by shape (type, length) and membership"),
-    ("ZRANDMEMBER with a count below -2^27", "Redis builds the whole (huge) reply; Memoria refuses it with the out-of-range error rather than exhausting memory; not generated"),
+    (
+        "ZRANDMEMBER with a count below -2^27",
+        "Redis builds the whole (huge) reply; Memoria refuses it with the out-of-range error rather than exhausting memory; not generated",
+    ),
     ("ZSCAN (skiplist encoding)", "element order follows each server's own hash table; compared as a multiset of pairs"),
-    ("BYLEX ranges over members of different scores in a skiplist-encoded set", "undefined in Redis (its answer depends on its random skiplist levels); lex commands are generated on a set whose members share one score"),
-    ("PUBSUB CHANNELS, UNSUBSCRIBE/PUNSUBSCRIBE/SUNSUBSCRIBE without arguments", "Redis lists channels (and unsubscribes from all of them) in its dict's order; compared as sets (the running counts of the confirmations depend on that order)"),
+    (
+        "BYLEX ranges over members of different scores in a skiplist-encoded set",
+        "undefined in Redis (its answer depends on its random skiplist levels); lex commands are generated on a set whose members share one score",
+    ),
+    (
+        "PUBSUB CHANNELS, UNSUBSCRIBE/PUNSUBSCRIBE/SUNSUBSCRIBE without arguments",
+        "Redis lists channels (and unsubscribes from all of them) in its dict's order; compared as sets (the running counts of the confirmations depend on that order)",
+    ),
     ("pmessages of one PUBLISH to one client through several patterns", "Redis walks its pattern dict in hash order; compared as a multiset per publish"),
     ("the HELLO reply in the pub/sub family", "it carries the connection id; the family only checks that HELLO succeeded"),
-    ("keyspace notifications (RESP3) to the client that ran the write", "Redis 7.0 writes the push before or after the reply depending on the command (HSET: after; SET, INCR, DEL: before); Memoria always writes it before; RESP3 lets pushes come on either side of a reply. For the writing client, replies and pushes are compared as two sequences"),
-    ("a failed CONFIG SET notify-keyspace-events after one with both `A` and `n`", "Redis 7.0 restores the parameters of a failed CONFIG SET from their rendered values, and its rendering drops `n` after `A`, so new-key events stop; Memoria leaves the value as it was. The pub/sub family sets `n` only without `A` (`KEn`); core/src/config.rs tests the rendering"),
-    ("OBJECT REFCOUNT of a COPY of a small integer", "Redis's COPY makes a fresh integer object (refcount 1); Memoria keeps every integer 0-9999 shared (2147483647), copied or not; refcounts are compared as '1 or shared'"),
-    ("pub/sub messages to the client running EXEC", "Redis 7.0 writes them inside the EXEC reply array (between its elements); Memoria writes them before the whole reply; not generated (the pub/sub family has no MULTI)"),
-    ("XADD with `*` (ids from the clock)", "each server's clock makes its own id; generated only on key `sauto`, XADD's reply compared by shape (`<ms>-<seq>`), reads of `sauto` by entry count"),
-    ("XPENDING idle times, XINFO CONSUMERS idle, XINFO STREAM FULL delivery and seen times", "the servers run each command at slightly different instants: idle times compared by class (below 50 s, below 10^9 ms, above), absolute times (> 10^12 ms) as a placeholder; min-idle arguments are 0 or far from any reachable idle time"),
-    ("XAUTOCLAIM COUNT too high for memory", "Redis answers 'Insufficient memory' when allocating COUNT ids fails on its machine; Memoria when COUNT exceeds 2^28 (4 GiB of ids); not generated between the two"),
-    ("ACL GETUSER/LIST command rules naming single commands (`-@all +@read +set -get`)", "categories are chosen by the same best-fit as Redis, but the single commands after them follow each server's command table (Redis: its hash table); host/tests/acl.rs compares only rules where at most one single command follows, and ACL CAT <category> as sets of the commands Memoria implements"),
-    ("CONFIG GET requirepass", "Memoria keeps only the SHA-256 of the default user's password (in the ACL user, replicated through the log), so it shows an empty value instead of the plaintext"),
-    ("ACL SETUSER selectors `(...)`, ACL LOAD/SAVE with an ACL file", "selectors are not supported (an error naming the modifier); there is no ACL file (users live in the log), so LOAD/SAVE answer Redis's no-ACL-file error"),
+    (
+        "keyspace notifications (RESP3) to the client that ran the write",
+        "Redis 7.0 writes the push before or after the reply depending on the command (HSET: after; SET, INCR, DEL: before); Memoria always writes it before; RESP3 lets pushes come on either side of a reply. For the writing client, replies and pushes are compared as two sequences",
+    ),
+    (
+        "a failed CONFIG SET notify-keyspace-events after one with both `A` and `n`",
+        "Redis 7.0 restores the parameters of a failed CONFIG SET from their rendered values, and its rendering drops `n` after `A`, so new-key events stop; Memoria leaves the value as it was. The pub/sub family sets `n` only without `A` (`KEn`); core/src/config.rs tests the rendering",
+    ),
+    (
+        "OBJECT REFCOUNT of a COPY of a small integer",
+        "Redis's COPY makes a fresh integer object (refcount 1); Memoria keeps every integer 0-9999 shared (2147483647), copied or not; refcounts are compared as '1 or shared'",
+    ),
+    (
+        "pub/sub messages to the client running EXEC",
+        "Redis 7.0 writes them inside the EXEC reply array (between its elements); Memoria writes them before the whole reply; not generated (the pub/sub family has no MULTI)",
+    ),
+    (
+        "XADD with `*` (ids from the clock)",
+        "each server's clock makes its own id; generated only on key `sauto`, XADD's reply compared by shape (`<ms>-<seq>`), reads of `sauto` by entry count",
+    ),
+    (
+        "XPENDING idle times, XINFO CONSUMERS idle, XINFO STREAM FULL delivery and seen times",
+        "the servers run each command at slightly different instants: idle times compared by class (below 50 s, below 10^9 ms, above), absolute times (> 10^12 ms) as a placeholder; min-idle arguments are 0 or far from any reachable idle time",
+    ),
+    (
+        "XAUTOCLAIM COUNT too high for memory",
+        "Redis answers 'Insufficient memory' when allocating COUNT ids fails on its machine; Memoria when COUNT exceeds 2^28 (4 GiB of ids); not generated between the two",
+    ),
+    (
+        "ACL GETUSER/LIST command rules naming single commands (`-@all +@read +set -get`)",
+        "categories are chosen by the same best-fit as Redis, but the single commands after them follow each server's command table (Redis: its hash table); host/tests/acl.rs compares only rules where at most one single command follows, and ACL CAT <category> as sets of the commands Memoria implements",
+    ),
+    (
+        "CONFIG GET requirepass",
+        "Memoria keeps only the SHA-256 of the default user's password (in the ACL user, replicated through the log), so it shows an empty value instead of the plaintext",
+    ),
+    (
+        "ACL SETUSER selectors `(...)`, ACL LOAD/SAVE with an ACL file",
+        "selectors are not supported (an error naming the modifier); there is no ACL file (users live in the log), so LOAD/SAVE answer Redis's no-ACL-file error",
+    ),
     ("ACL LOG client-info and age-seconds", "server-specific values (connection ids, addresses, buffer sizes, timing); not compared"),
-    ("ACL SETUSER/DELUSER/CONFIG SET requirepass on a replica", "Memoria replicates users through the log, so a replica refuses them with -READONLY (Redis changes the replica's own users)"),
+    (
+        "ACL SETUSER/DELUSER/CONFIG SET requirepass on a replica",
+        "Memoria replicates users through the log, so a replica refuses them with -READONLY (Redis changes the replica's own users)",
+    ),
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -209,7 +274,10 @@ fn normalize(cmd: &[Vec<u8>], mut v: V) -> V {
 /// Whether a ZRANDMEMBER item is one of the generated members or a score (membership is
 /// what random replies are compared by).
 fn zset_member_known(m: &[u8]) -> bool {
-    ZMEMBERS.contains(&std::str::from_utf8(m).unwrap_or("\u{0}")) || m.starts_with(b"mem") || (!m.is_empty() && m.iter().all(|&c| c == b'x')) || std::str::from_utf8(m).is_ok_and(|t| t.parse::<f64>().is_ok() || t == "inf" || t == "-inf")
+    ZMEMBERS.contains(&std::str::from_utf8(m).unwrap_or("\u{0}"))
+        || m.starts_with(b"mem")
+        || (!m.is_empty() && m.iter().all(|&c| c == b'x'))
+        || std::str::from_utf8(m).is_ok_and(|t| t.parse::<f64>().is_ok() || t == "inf" || t == "-inf")
 }
 
 fn idle_class(n: i64) -> &'static str {
@@ -281,7 +349,12 @@ fn run_case(s: &Servers, steps: &[Step]) -> Result<(), TestCaseError> {
             let card: Vec<&[u8]> = vec![b"SCARD", &cmd[1]];
             let (ca, cb) = (r[who].cmd(&card), m[who].cmd(&card));
             if ca != cb {
-                return Err(TestCaseError::fail(format!("SCARD after SPOP differs\nsequence:\n  {}\nredis: {:?}\nmemoria: {:?}", log.join("\n  "), String::from_utf8_lossy(&ca), String::from_utf8_lossy(&cb))));
+                return Err(TestCaseError::fail(format!(
+                    "SCARD after SPOP differs\nsequence:\n  {}\nredis: {:?}\nmemoria: {:?}",
+                    log.join("\n  "),
+                    String::from_utf8_lossy(&ca),
+                    String::from_utf8_lossy(&cb)
+                )));
             }
             let del: Vec<&[u8]> = vec![b"DEL", &cmd[1]];
             r[who].cmd(&del);
@@ -339,11 +412,12 @@ fn cmd(parts: Vec<BoxedStrategy<Vec<u8>>>) -> BoxedStrategy<Vec<Vec<u8>>> {
 }
 
 fn with_extra(base: BoxedStrategy<Vec<Vec<u8>>>, extras: BoxedStrategy<Vec<Vec<u8>>>) -> BoxedStrategy<Vec<Vec<u8>>> {
-    (base, extras).prop_map(|(mut a, b)| {
-        a.extend(b);
-        a
-    })
-    .boxed()
+    (base, extras)
+        .prop_map(|(mut a, b)| {
+            a.extend(b);
+            a
+        })
+        .boxed()
 }
 
 fn set_opts() -> BoxedStrategy<Vec<Vec<u8>>> {
@@ -371,7 +445,16 @@ fn string_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
         cmd(vec![name("GETDEL"), key()]),
         with_extra(
             cmd(vec![name("GETEX"), key()]),
-            prop_oneof![Just(vec![]), Just(vec![s("PERSIST")]), Just(vec![s("EX"), s("100")]), Just(vec![s("PXAT"), s("1")]), Just(vec![s("EX"), s("0")]), Just(vec![s("KEEPTTL")]), Just(vec![s("PERSIST"), s("EX"), s("5")])].boxed()
+            prop_oneof![
+                Just(vec![]),
+                Just(vec![s("PERSIST")]),
+                Just(vec![s("EX"), s("100")]),
+                Just(vec![s("PXAT"), s("1")]),
+                Just(vec![s("EX"), s("0")]),
+                Just(vec![s("KEEPTTL")]),
+                Just(vec![s("PERSIST"), s("EX"), s("5")])
+            ]
+            .boxed()
         ),
         cmd(vec![name("APPEND"), key(), value()]),
         cmd(vec![name("STRLEN"), key()]),
@@ -626,7 +709,17 @@ fn key_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
         cmd(vec![name("RENAME"), key(), key()]),
         cmd(vec![name("RENAMENX"), key(), key()]),
         cmd(vec![name("COPY"), key(), key()]),
-        with_extra(cmd(vec![name("COPY"), key(), key()]), prop_oneof![Just(vec![s("REPLACE")]), Just(vec![s("DB"), s("1")]), Just(vec![s("DB"), s("99")]), Just(vec![s("DB")]), Just(vec![s("DB"), s("2"), s("REPLACE")])].boxed()),
+        with_extra(
+            cmd(vec![name("COPY"), key(), key()]),
+            prop_oneof![
+                Just(vec![s("REPLACE")]),
+                Just(vec![s("DB"), s("1")]),
+                Just(vec![s("DB"), s("99")]),
+                Just(vec![s("DB")]),
+                Just(vec![s("DB"), s("2"), s("REPLACE")])
+            ]
+            .boxed()
+        ),
         cmd(vec![name("TOUCH"), key(), key()]),
         cmd(vec![name("SELECT"), pick(&["0", "1", "2", "16", "-1", "x"])]),
         cmd(vec![name("DBSIZE")]),
@@ -648,14 +741,33 @@ fn connection_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
         cmd(vec![name("CLIENT"), lit("GETNAME")]),
         cmd(vec![name("CLIENT"), pick(&["NOSUCH", "SETNAME"])]),
         cmd(vec![name("CLIENT")]),
-        cmd(vec![name("CONFIG"), lit("GET"), pick(&["maxmemory", "maxmemory-policy", "hash-max-listpack-*", "hash-max-ziplist-entries", "nosuch", "notify-keyspace-events"])]),
-        cmd(vec![name("CONFIG"), lit("SET"), pick(&["maxmemory-policy", "maxmemory", "nosuch", "notify-keyspace-events"]), pick(&["allkeys-lru", "noeviction", "bad", "0", "KEA", "Ex"])]),
+        cmd(vec![
+            name("CONFIG"),
+            lit("GET"),
+            pick(&["maxmemory", "maxmemory-policy", "hash-max-listpack-*", "hash-max-ziplist-entries", "nosuch", "notify-keyspace-events"])
+        ]),
+        cmd(vec![
+            name("CONFIG"),
+            lit("SET"),
+            pick(&["maxmemory-policy", "maxmemory", "nosuch", "notify-keyspace-events"]),
+            pick(&["allkeys-lru", "noeviction", "bad", "0", "KEA", "Ex"])
+        ]),
         cmd(vec![name("CONFIG"), lit("SET"), lit("maxmemory")]),
         cmd(vec![name("CONFIG"), lit("BOGUS")]),
         cmd(vec![name("NOSUCHCOMMAND"), value(), value()]),
         cmd(vec![name("COMMAND"), lit("GETKEYS"), pick(&["GET", "MSET", "PING", "NOSUCH", "OBJECT"]), key(), value()]),
         cmd(vec![name("COMMAND"), lit("GETKEYS"), lit("SET")]),
-        with_extra(cmd(vec![name("COMMAND"), lit("GETKEYS"), pick(&["ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD", "SINTERCARD", "LMPOP", "ZMPOP"]), pick(&["0", "1", "2", "3", "x", "-1"]), key(), key()]), prop_oneof![Just(vec![]), Just(vec![s("WITHSCORES")]), Just(vec![s("LEFT"), s("COUNT"), s("2")])].boxed()),
+        with_extra(
+            cmd(vec![
+                name("COMMAND"),
+                lit("GETKEYS"),
+                pick(&["ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD", "SINTERCARD", "LMPOP", "ZMPOP"]),
+                pick(&["0", "1", "2", "3", "x", "-1"]),
+                key(),
+                key()
+            ]),
+            prop_oneof![Just(vec![]), Just(vec![s("WITHSCORES")]), Just(vec![s("LEFT"), s("COUNT"), s("2")])].boxed()
+        ),
         cmd(vec![name("COMMAND"), lit("GETKEYS"), pick(&["ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"]), key(), pick(&["1", "2", "3", "x"]), key(), key()]),
         cmd(vec![name("COMMAND"), lit("GETKEYS"), pick(&["BLMPOP", "BZMPOP"]), lit("0"), pick(&["1", "2", "3", "0"]), key(), key(), pick(&["LEFT", "MIN"])]),
         cmd(vec![name("AUTH"), value()]),
@@ -824,15 +936,24 @@ fn sfields() -> BoxedStrategy<Vec<Vec<u8>>> {
 }
 fn trim_opts() -> BoxedStrategy<Vec<Vec<u8>>> {
     let strat = prop_oneof![
-        (pick(&["MAXLEN", "maxlen"]), pick(&["", "~", "="]), pick(&["0", "1", "2", "5", "-1", "x"])).prop_map(|(a, b, c)| if b.is_empty() { vec![a, c] } else { vec![a, b, c] }),
-        (pick(&["MINID", "minid"]), pick(&["", "~", "="]), pick(&["0", "2", "3-1", "5", "+", "x"])).prop_map(|(a, b, c)| if b.is_empty() { vec![a, c] } else { vec![a, b, c] }),
+        (pick(&["MAXLEN", "maxlen"]), pick(&["", "~", "="]), pick(&["0", "1", "2", "5", "-1", "x"])).prop_map(|(a, b, c)| if b.is_empty() {
+            vec![a, c]
+        } else {
+            vec![a, b, c]
+        }),
+        (pick(&["MINID", "minid"]), pick(&["", "~", "="]), pick(&["0", "2", "3-1", "5", "+", "x"])).prop_map(|(a, b, c)| if b.is_empty() {
+            vec![a, c]
+        } else {
+            vec![a, b, c]
+        }),
     ];
     let limit = prop_oneof![3 => Just(vec![]), 1 => pick(&["0", "1", "3", "-1"]).prop_map(|n| vec![s("LIMIT"), n])];
-    (strat, limit).prop_map(|(mut a, b)| {
-        a.extend(b);
-        a
-    })
-    .boxed()
+    (strat, limit)
+        .prop_map(|(mut a, b)| {
+            a.extend(b);
+            a
+        })
+        .boxed()
 }
 fn group() -> BoxedStrategy<Vec<u8>> {
     pick(&["g1", "g1", "g2"])
@@ -862,7 +983,15 @@ fn stream_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
             v
         })
         .boxed();
-    let xread = (prop::collection::vec(prop_oneof![pick(&["COUNT"]).prop_map(|c| vec![c, s("1")]), Just(vec![s("COUNT"), s("-1")]), Just(vec![s("BLOCK"), s("1")])], 0..2), 1usize..3, sid(), sid())
+    let xread = (
+        prop::collection::vec(
+            prop_oneof![pick(&["COUNT"]).prop_map(|c| vec![c, s("1")]), Just(vec![s("COUNT"), s("-1")]), Just(vec![s("BLOCK"), s("1")])],
+            0..2,
+        ),
+        1usize..3,
+        sid(),
+        sid(),
+    )
         .prop_map(|(opts, n, a, b)| {
             let mut v = vec![s("XREAD")];
             v.extend(opts.into_iter().flatten());
@@ -872,7 +1001,13 @@ fn stream_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
             v
         })
         .boxed();
-    let xreadgroup = (group(), consumer(), prop::collection::vec(pick(&["COUNT 1", "COUNT 2", "NOACK", "BLOCK 1", "COUNT 0"]), 0..2), skey(), prop_oneof![4 => Just(s(">")), 1 => Just(s("0")), 1 => sid()])
+    let xreadgroup = (
+        group(),
+        consumer(),
+        prop::collection::vec(pick(&["COUNT 1", "COUNT 2", "NOACK", "BLOCK 1", "COUNT 0"]), 0..2),
+        skey(),
+        prop_oneof![4 => Just(s(">")), 1 => Just(s("0")), 1 => sid()],
+    )
         .prop_map(|(g, c, opts, k, id)| {
             let mut v = vec![s("XREADGROUP"), s("GROUP"), g, c];
             for o in opts {
@@ -885,7 +1020,8 @@ fn stream_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
     let claim_opts = prop::collection::vec(
         prop_oneof![
             pick(&["FORCE", "JUSTID", "BOGUS"]).prop_map(|o| vec![o]),
-            (pick(&["IDLE", "TIME", "RETRYCOUNT", "LASTID"]), pick(&["0", "100000", "1", "99999999999999", "5", "3-0", "x", "-1"])).prop_map(|(a, b)| vec![a, b]),
+            (pick(&["IDLE", "TIME", "RETRYCOUNT", "LASTID"]), pick(&["0", "100000", "1", "99999999999999", "5", "3-0", "x", "-1"]))
+                .prop_map(|(a, b)| vec![a, b]),
         ],
         0..3,
     )
@@ -1013,9 +1149,15 @@ fn sort_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
     let num_elem = || pick(&["1", "2", "3", "10", "-1", "1.5", "7", "0"]);
     let weight = || pick(&["1", "2", "3", "-5", "2.5", "x", "10"]);
     let src = || pick(&["sl", "ss", "sz", "nums", "missing", "str"]);
-    let limit = || prop_oneof![Just(vec![]), (pick(&["0", "1", "-1", "5", "x"]), pick(&["1", "2", "-1", "0", "100"])).prop_map(|(a, b)| vec![s("LIMIT"), a, b])].boxed();
+    let limit = || {
+        prop_oneof![Just(vec![]), (pick(&["0", "1", "-1", "5", "x"]), pick(&["1", "2", "-1", "0", "100"])).prop_map(|(a, b)| vec![s("LIMIT"), a, b])].boxed()
+    };
     let order = || prop_oneof![Just(vec![]), Just(vec![s("DESC")]), Just(vec![s("asc")])].boxed();
-    let gets = || prop::collection::vec(pick(&["#", "w_*", "h_*->f", "h_*->nofield", "nokey_*", "const", "h_*->"]).prop_map(|g| vec![s("GET"), g]), 0..3).prop_map(|v| v.concat()).boxed();
+    let gets = || {
+        prop::collection::vec(pick(&["#", "w_*", "h_*->f", "h_*->nofield", "nokey_*", "const", "h_*->"]).prop_map(|g| vec![s("GET"), g]), 0..3)
+            .prop_map(|v| v.concat())
+            .boxed()
+    };
     let store = || prop_oneof![3 => Just(vec![]), 1 => pick(&["dst", "sl", "str"]).prop_map(|d| vec![s("STORE"), d])].boxed();
     let sort_plain = (pick(&["SORT", "sort", "SORT_RO"]), src(), limit(), order(), prop::bool::ANY, gets(), store()).prop_map(|(c, k, l, o, alpha, g, st)| {
         let mut v = vec![c, k];
@@ -1028,14 +1170,15 @@ fn sort_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
         v.extend(st);
         v
     });
-    let sort_by = (pick(&["SORT", "SORT_RO"]), pick(&["nums", "sl", "sz", "ss"]), pick(&["w_*", "h_*->f", "nokey_*"]), limit(), order(), gets(), store()).prop_map(|(c, k, by, l, o, g, st)| {
-        let mut v = vec![c, k, s("BY"), by];
-        v.extend(l);
-        v.extend(o);
-        v.extend(g);
-        v.extend(st);
-        v
-    });
+    let sort_by = (pick(&["SORT", "SORT_RO"]), pick(&["nums", "sl", "sz", "ss"]), pick(&["w_*", "h_*->f", "nokey_*"]), limit(), order(), gets(), store())
+        .prop_map(|(c, k, by, l, o, g, st)| {
+            let mut v = vec![c, k, s("BY"), by];
+            v.extend(l);
+            v.extend(o);
+            v.extend(g);
+            v.extend(st);
+            v
+        });
     let sort_nosort = (pick(&["sl", "sz", "nums"]), limit(), order(), gets(), store()).prop_map(|(k, l, o, g, st)| {
         let mut v = vec![s("SORT"), k, s("BY"), s("nosort")];
         v.extend(l);
@@ -1313,7 +1456,12 @@ fn run_pubsub_case(s: &Servers, steps: &[Step]) -> Result<(), TestCaseError> {
             let b = normalize_pubsub(cmd, drain_to_sentinel(&mut m[c]));
             if a != b {
                 let show = |v: &[Vec<u8>]| v.iter().map(|x| String::from_utf8_lossy(x).into_owned()).collect::<Vec<_>>();
-                return Err(TestCaseError::fail(format!("connection c{c} differs\nsequence:\n  {}\nredis:   {:?}\nmemoria: {:?}", log.join("\n  "), show(&a), show(&b))));
+                return Err(TestCaseError::fail(format!(
+                    "connection c{c} differs\nsequence:\n  {}\nredis:   {:?}\nmemoria: {:?}",
+                    log.join("\n  "),
+                    show(&a),
+                    show(&b)
+                )));
             }
         }
     }

@@ -386,9 +386,18 @@ fn wait_reply_as(port: u16, user: &str, pass: &str, args: &[&str], want: &[u8]) 
 /// The users and permissions one node enforces, as seen by clients.
 fn assert_acl_enforced(port: u16) {
     assert_eq!(once(port, &["GET", "app:1"]).map(|r| text(&r)).as_deref(), Some("-NOAUTH Authentication required.\r\n"));
-    assert_eq!(once_as(port, "default", "wrong", &["PING"]).map(|r| text(&r)).as_deref(), Some("-WRONGPASS invalid username-password pair or user is disabled.\r\n"));
-    assert_eq!(once_as(port, "app", "apppw", &["GET", "other:x"]).map(|r| text(&r)).as_deref(), Some("-NOPERM this user has no permissions to access one of the keys used as arguments\r\n"));
-    assert_eq!(once_as(port, "app", "apppw", &["DEL", "app:1"]).map(|r| text(&r)).as_deref(), Some("-NOPERM this user has no permissions to run the 'del' command\r\n"));
+    assert_eq!(
+        once_as(port, "default", "wrong", &["PING"]).map(|r| text(&r)).as_deref(),
+        Some("-WRONGPASS invalid username-password pair or user is disabled.\r\n")
+    );
+    assert_eq!(
+        once_as(port, "app", "apppw", &["GET", "other:x"]).map(|r| text(&r)).as_deref(),
+        Some("-NOPERM this user has no permissions to access one of the keys used as arguments\r\n")
+    );
+    assert_eq!(
+        once_as(port, "app", "apppw", &["DEL", "app:1"]).map(|r| text(&r)).as_deref(),
+        Some("-NOPERM this user has no permissions to run the 'del' command\r\n")
+    );
     assert_eq!(once_as(port, "app", "apppw", &["GET", "app:1"]).map(|r| text(&r)).as_deref(), Some("$1\r\nv\r\n"));
     let list = once_as(port, "default", "adminpw", &["ACL", "LIST"]).map(|r| text(&r)).unwrap_or_default();
     assert!(list.contains("user app on #") && list.contains("~app:* resetchannels -@all +@read"), "{list}");
@@ -435,7 +444,10 @@ fn acl_users_hold_after_failover_and_restart() {
     assert_acl_enforced(primary);
     assert_acl_enforced(replica);
     if !role(replica).contains("master") {
-        assert_eq!(once_as(replica, "default", "adminpw", &["ACL", "SETUSER", "x"]).map(|r| text(&r)).as_deref(), Some("-READONLY You can't write against a read only replica.\r\n"));
+        assert_eq!(
+            once_as(replica, "default", "adminpw", &["ACL", "SETUSER", "x"]).map(|r| text(&r)).as_deref(),
+            Some("-READONLY You can't write against a read only replica.\r\n")
+        );
     }
     // Failover: the primary freezes, the replica takes over with the same users.
     let thaw = primary_f.freeze();

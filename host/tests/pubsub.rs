@@ -215,7 +215,8 @@ fn keyspace_notifications_follow_durable_writes() {
         w.cmd(&cmd);
     }
     let ks: Vec<Vec<String>> = (0..5).map(|_| items(&s3.read_reply()).unwrap()).collect();
-    let want: Vec<Vec<String>> = ["hset", "hincrby", "expire", "hdel", "del"].iter().map(|e| vec!["message".to_string(), "__keyspace@0__:h".into(), e.to_string()]).collect();
+    let want: Vec<Vec<String>> =
+        ["hset", "hincrby", "expire", "hdel", "del"].iter().map(|e| vec!["message".to_string(), "__keyspace@0__:h".into(), e.to_string()]).collect();
     assert_eq!(ks, want);
     let ev: Vec<String> = (0..5).map(|_| items(&s.read_reply()).unwrap()[2].clone()).collect();
     assert_eq!(ev, ["__keyevent@0__:hset", "__keyevent@0__:hincrby", "__keyevent@0__:expire", "__keyevent@0__:hdel", "__keyevent@0__:del"]);

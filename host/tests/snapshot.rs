@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use memoria_host::durable;
 use memoria_host::snapshot::schedule::{self, Policy, Runner};
-use memoria_host::snapshot::{format, make, make_warm, restore, Made, MakeOptions, SnapshotError, SnapshotStore, Warm};
+use memoria_host::snapshot::{Made, MakeOptions, SnapshotError, SnapshotStore, Warm, format, make, make_warm, restore};
 use memoria_host::wasm::{EngineFactory, ShardEngine};
 use memoria_log::{LogApi, LogCore, LogHandle, NewEntry, Store};
 
@@ -295,7 +295,16 @@ async fn a_log_whose_chain_does_not_match_its_marks_is_refused() {
     env.write(500, 2, 400, 0).await;
     let a = env.published().await;
     env.write(1500, 2, 400, 1).await; // a mark lands at 1025 (a multiple of 1024 crossed)
-    let marks: Vec<u64> = env.api.read(LOG, a.last_id, 10_000, Duration::ZERO).await.unwrap().entries.iter().filter(|e| e.kind == memoria_log::Kind::ChecksumMark).map(|e| e.id).collect();
+    let marks: Vec<u64> = env
+        .api
+        .read(LOG, a.last_id, 10_000, Duration::ZERO)
+        .await
+        .unwrap()
+        .entries
+        .iter()
+        .filter(|e| e.kind == memoria_log::Kind::ChecksumMark)
+        .map(|e| e.id)
+        .collect();
     assert!(!marks.is_empty());
     let mark = marks[0];
 
@@ -442,14 +451,22 @@ fn a_replica_behind_the_truncation_reloads_from_the_snapshot() {
     let _ = thaw.send(());
     let _ = bare_thaw.send(());
     // Without a store: still serving the round-0 data, and saying why it stopped.
-    poll_node(bare, "the store-less replica reporting it stopped", |c| Ok(redis::cmd("INFO").arg("replication").query::<String>(c)?.contains("memoria_apply_stopped:the log was truncated past this replica and no usable snapshot covers the gap").then_some(())));
+    poll_node(bare, "the store-less replica reporting it stopped", |c| {
+        Ok(redis::cmd("INFO")
+            .arg("replication")
+            .query::<String>(c)?
+            .contains("memoria_apply_stopped:the log was truncated past this replica and no usable snapshot covers the gap")
+            .then_some(()))
+    });
     let v: String = poll_node(bare, "GET on the stopped replica", |c| redis::cmd("GET").arg("key:000000000499").query(c).map(Some));
     assert!(v.starts_with("v0-") || v.starts_with("v1-"), "{v}");
     let _ = bare_stop.send(());
     bare_t.join().unwrap();
     // The last writes of rounds 2 and 1 (keys 0-499 and 500-999).
     for (key, value) in [("key:000000000499", "v2-99-4"), ("key:000000000999", "v1-2999-4")] {
-        poll_node(port, &format!("{key} = {value} on the replica"), |c| Ok((redis::cmd("GET").arg(key).query::<Option<String>>(c)?.as_deref() == Some(value)).then_some(())));
+        poll_node(port, &format!("{key} = {value} on the replica"), |c| {
+            Ok((redis::cmd("GET").arg(key).query::<Option<String>>(c)?.as_deref() == Some(value)).then_some(()))
+        });
     }
     let n: u64 = poll_node(port, "DBSIZE", |c| redis::cmd("DBSIZE").query(c).map(Some));
     assert_eq!(n, 1000);
@@ -457,9 +474,13 @@ fn a_replica_behind_the_truncation_reloads_from_the_snapshot() {
     rt.block_on(async {
         env.write(1, 1, 1, 3).await;
     });
-    poll_node(port, "a write after the reload", |c| Ok((redis::cmd("GET").arg("key:000000000000").query::<Option<String>>(c)?.as_deref() == Some("v3-0-0")).then_some(())));
+    poll_node(port, "a write after the reload", |c| {
+        Ok((redis::cmd("GET").arg("key:000000000000").query::<Option<String>>(c)?.as_deref() == Some("v3-0-0")).then_some(()))
+    });
     let offset = format!("slave_repl_offset:{}", env.prev_id);
-    poll_node(port, &format!("INFO replication saying {offset}"), |c| Ok(redis::cmd("INFO").arg("replication").query::<String>(c)?.lines().any(|l| l.trim() == offset).then_some(())));
+    poll_node(port, &format!("INFO replication saying {offset}"), |c| {
+        Ok(redis::cmd("INFO").arg("replication").query::<String>(c)?.lines().any(|l| l.trim() == offset).then_some(()))
+    });
     let _ = stop.send(());
     t.join().unwrap();
 }

@@ -78,7 +78,12 @@ impl Pki {
         std::fs::read(self.path(f)).unwrap()
     }
     fn settings(&self, server: &str, auth: ClientAuth) -> TlsSettings {
-        TlsSettings { cert_file: self.path(&format!("{server}.pem")), key_file: self.path(&format!("{server}.key")), ca_file: Some(self.path("ca.pem")), auth_clients: auth }
+        TlsSettings {
+            cert_file: self.path(&format!("{server}.pem")),
+            key_file: self.path(&format!("{server}.key")),
+            ca_file: Some(self.path("ca.pem")),
+            auth_clients: auth,
+        }
     }
 }
 
@@ -97,7 +102,19 @@ impl Server {
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async move {
-                let opts = ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits: ConnLimits::default(), log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None, auth: Default::default() };
+                let opts = ServerOptions {
+                    bind: "127.0.0.1".into(),
+                    port: 0,
+                    data_dir: "/nonexistent".into(),
+                    limits: ConnLimits::default(),
+                    log: None,
+                    node: "test".into(),
+                    replica_of: None,
+                    lease_ms: None,
+                    cluster: false,
+                    snapshots: None,
+                    auth: Default::default(),
+                };
                 let net = NetOptions { tls: Some((0, tls)), ..Default::default() };
                 let srv = server::start_with(opts, net).await.expect("server starts");
                 tx.send((srv.addr.port(), srv.tls_addr.unwrap().port())).unwrap();
@@ -154,7 +171,9 @@ async fn redis_tls(port: u16, pki: &Pki, ca: &str, client: Option<&str>) -> redi
     let client_tls = client.map(|c| redis::ClientTlsConfig { client_cert: pki.read(&format!("{c}.pem")), client_key: pki.read(&format!("{c}.key")) });
     let certs = redis::TlsCertificates { client_tls, root_cert: Some(pki.read(ca)) };
     let client = redis::Client::build_with_tls(format!("rediss://127.0.0.1:{port}/"), certs)?;
-    let mut con = tokio::time::timeout(Duration::from_secs(30), client.get_multiplexed_async_connection()).await.map_err(|_| redis::RedisError::from((redis::ErrorKind::Io, "timed out")))??;
+    let mut con = tokio::time::timeout(Duration::from_secs(30), client.get_multiplexed_async_connection())
+        .await
+        .map_err(|_| redis::RedisError::from((redis::ErrorKind::Io, "timed out")))??;
     // With TLS 1.3 a refused client certificate shows on the first exchange.
     redis::cmd("PING").query_async::<String>(&mut con).await?;
     Ok(con)
@@ -253,7 +272,19 @@ fn bad_tls_settings_stop_the_server_at_start() {
     let pki = Pki::new();
     let rt = rt();
     rt.block_on(async {
-        let opts = || ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits: ConnLimits::default(), log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None, auth: Default::default() };
+        let opts = || ServerOptions {
+            bind: "127.0.0.1".into(),
+            port: 0,
+            data_dir: "/nonexistent".into(),
+            limits: ConnLimits::default(),
+            log: None,
+            node: "test".into(),
+            replica_of: None,
+            lease_ms: None,
+            cluster: false,
+            snapshots: None,
+            auth: Default::default(),
+        };
         let mut s = pki.settings("server", ClientAuth::Yes);
         s.ca_file = None;
         let e = server::start_with(opts(), NetOptions { tls: Some((0, s)), ..Default::default() }).await.err().expect("client auth without a CA");

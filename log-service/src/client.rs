@@ -1,15 +1,15 @@
 //! The typed HTTP client the host uses to reach a remote log service.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::{header, Method, StatusCode};
+use reqwest::{Method, StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use crate::chain::Checksum;
-use crate::codec::{AppendRequest, ReadBatch, CONTENT_TYPE};
+use crate::codec::{AppendRequest, CONTENT_TYPE, ReadBatch};
 use crate::core::{Truncated, VerifyReport};
 use crate::entry::{Appended, Head, LogInfo};
 use crate::error::{ErrorBody, LogError};
@@ -72,12 +72,7 @@ impl LogClient {
 
     /// With a caller-built reqwest client (custom TLS roots, proxies).
     pub fn with_http(http: reqwest::Client, base_url: &str, token: &str) -> Result<LogClient, LogError> {
-        Ok(LogClient {
-            http,
-            bases: Arc::new(vec![normalise(base_url)?]),
-            current: Arc::new(AtomicUsize::new(0)),
-            auth: format!("Bearer {token}"),
-        })
+        Ok(LogClient { http, bases: Arc::new(vec![normalise(base_url)?]), current: Arc::new(AtomicUsize::new(0)), auth: format!("Bearer {token}") })
     }
 
     /// The service currently in use.
@@ -139,9 +134,7 @@ impl LogClient {
     /// Append with every option (e.g. `prev_checksum` fencing).
     pub async fn append_request(&self, log: &str, req: AppendRequest) -> Result<Appended, LogError> {
         let body = req.encode();
-        let b = self
-            .bytes(|b| self.http.post(format!("{b}/v1/logs/{log}/append")).header(header::CONTENT_TYPE, CONTENT_TYPE).body(body.clone()))
-            .await?;
+        let b = self.bytes(|b| self.http.post(format!("{b}/v1/logs/{log}/append")).header(header::CONTENT_TYPE, CONTENT_TYPE).body(body.clone())).await?;
         Appended::decode(b).map_err(|e| LogError::Protocol(e.to_string()))
     }
 
@@ -153,7 +146,8 @@ impl LogClient {
     pub async fn read_as(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: Option<&str>) -> Result<ReadBatch, LogError> {
         let b = self
             .bytes(|b| {
-                let mut req = self.http.get(format!("{b}/v1/logs/{log}/entries")).query(&[("after", after), ("limit", limit as u64), ("wait", wait.as_millis() as u64)]);
+                let mut req =
+                    self.http.get(format!("{b}/v1/logs/{log}/entries")).query(&[("after", after), ("limit", limit as u64), ("wait", wait.as_millis() as u64)]);
                 if let Some(r) = reader {
                     req = req.query(&[("reader", r)]);
                 }
@@ -176,8 +170,7 @@ impl LogClient {
     }
 
     pub async fn publish_snapshot(&self, log: &str, id: u64, checksum: Checksum) -> Result<u64, LogError> {
-        let r: SnapshotPublished =
-            self.json(|b| self.post_json(format!("{b}/v1/logs/{log}/snapshot"), &SnapshotBody { id, checksum })).await?;
+        let r: SnapshotPublished = self.json(|b| self.post_json(format!("{b}/v1/logs/{log}/snapshot"), &SnapshotBody { id, checksum })).await?;
         Ok(r.snapshot_id)
     }
 

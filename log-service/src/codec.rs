@@ -240,7 +240,7 @@ impl ReadBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chain::{link, GENESIS};
+    use crate::chain::{GENESIS, link};
 
     fn sample() -> AppendRequest {
         AppendRequest {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::chain::{self, Checksum, GENESIS};
-use crate::codec::{AppendRequest, ReadBatch, MAX_BATCH};
-use crate::entry::{valid_log_name, Appended, Entry, Head, Kind, LeasePayload, LogInfo, MarkPayload, ReaderInfo, NewEntry, FORMAT_VERSION};
+use crate::codec::{AppendRequest, MAX_BATCH, ReadBatch};
+use crate::entry::{Appended, Entry, FORMAT_VERSION, Head, Kind, LeasePayload, LogInfo, MarkPayload, NewEntry, ReaderInfo, valid_log_name};
 use crate::error::LogError;
 use crate::notify::Tails;
 use crate::store::{InsertOutcome, LogStore, PgConfig, PgStore, SqliteStore, Store};
@@ -111,11 +111,7 @@ impl LogCore {
     }
 
     fn check_name(log: &str) -> Result<(), LogError> {
-        if valid_log_name(log) {
-            Ok(())
-        } else {
-            Err(LogError::Invalid(format!("bad log name {log:?}: use 1-128 of [A-Za-z0-9._-]")))
-        }
+        if valid_log_name(log) { Ok(()) } else { Err(LogError::Invalid(format!("bad log name {log:?}: use 1-128 of [A-Za-z0-9._-]"))) }
     }
 
     /// Retries an idempotent operation while the backend is unreachable.
@@ -166,9 +162,7 @@ impl LogCore {
         }
         let this = self.clone();
         let log = log.to_owned();
-        tokio::spawn(async move { this.append_to_end(&log, req).await })
-            .await
-            .map_err(|e| LogError::Internal(format!("append task failed: {e}")))?
+        tokio::spawn(async move { this.append_to_end(&log, req).await }).await.map_err(|e| LogError::Internal(format!("append task failed: {e}")))?
     }
 
     async fn append_to_end(&self, log: &str, req: AppendRequest) -> Result<Appended, LogError> {
@@ -286,11 +280,7 @@ impl LogCore {
     fn appended(&self, log: &str, epoch: u64, entries: u64, rows: &[Entry], a: Appended, started: Instant) -> Appended {
         // Cached before the tails move: a woken reader finds the entries here.
         self.inner.cache.appended(log, rows);
-        self.inner
-            .heads
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(log.to_owned(), Head { id: a.last_id, checksum: a.checksum, epoch });
+        self.inner.heads.lock().unwrap_or_else(|p| p.into_inner()).insert(log.to_owned(), Head { id: a.last_id, checksum: a.checksum, epoch });
         self.inner.tails.advance(log, a.last_id);
         self.inner.store.announce(log, a.last_id);
         metrics::histogram!("memoria_log_append_seconds").record(started.elapsed().as_secs_f64());
@@ -472,9 +462,7 @@ impl LogCore {
             .map(|m| m.snapshot_id)
             .ok_or_else(|| LogError::NotFound(log.to_owned()))?;
         if before > snapshot_id.saturating_add(1) {
-            return Err(LogError::Refused(format!(
-                "cannot truncate log {log} before {before}: the published snapshot covers only up to {snapshot_id}"
-            )));
+            return Err(LogError::Refused(format!("cannot truncate log {log} before {before}: the published snapshot covers only up to {snapshot_id}")));
         }
         let head = self.head(log).await?;
         let effective = before.min(head.id);
@@ -491,14 +479,7 @@ impl LogCore {
         let store = &self.inner.store;
         let head = self.head(log).await?;
         let first_id = self.retrying(|| store.first_id(log)).await?;
-        let mut report = VerifyReport {
-            log: log.to_owned(),
-            first_id,
-            tail_id: head.id,
-            entries_checked: 0,
-            marks_checked: 0,
-            tail_checksum: GENESIS,
-        };
+        let mut report = VerifyReport { log: log.to_owned(), first_id, tail_id: head.id, entries_checked: 0, marks_checked: 0, tail_checksum: GENESIS };
         if first_id == 0 {
             return Ok(report);
         }

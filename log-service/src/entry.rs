@@ -200,9 +200,7 @@ impl MarkPayload {
 
 /// Log names appear in URLs and NOTIFY payloads: keep them to a safe, bounded alphabet.
 pub fn valid_log_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    !name.is_empty() && name.len() <= 128 && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 #[cfg(test)]

@@ -106,9 +106,7 @@ impl LogError {
     pub fn from_body(status: u16, b: ErrorBody) -> LogError {
         let msg = b.error.clone();
         match (b.code.as_str(), b.tail_id, b.tail_checksum, b.tail_epoch) {
-            ("conflict", Some(tail_id), Some(tail_checksum), Some(tail_epoch)) => {
-                LogError::Conflict { tail_id, tail_checksum, tail_epoch }
-            }
+            ("conflict", Some(tail_id), Some(tail_checksum), Some(tail_epoch)) => LogError::Conflict { tail_id, tail_checksum, tail_epoch },
             ("not_found", ..) => LogError::NotFound(strip(&msg, "log not found: ")),
             ("invalid", ..) => LogError::Invalid(strip(&msg, "invalid request: ")),
             ("refused", ..) => LogError::Refused(strip(&msg, "refused: ")),

@@ -17,20 +17,17 @@ pub mod server;
 pub mod store;
 pub mod tail_cache;
 
-pub use crate::api::{settle, LogApi, LogHandle, Outcome};
+pub use crate::api::{LogApi, LogHandle, Outcome, settle};
 pub use crate::chain::{Checksum, GENESIS};
 pub use crate::client::LogClient;
 pub use crate::codec::{AppendRequest, ReadBatch};
 pub use crate::core::{CoreOptions, LogCore, Truncated, VerifyReport};
-pub use crate::entry::{Appended, Entry, Head, Kind, LeasePayload, LogInfo, ReaderInfo, MarkPayload, NewEntry, CLUSTER_LOG, FORMAT_VERSION};
+pub use crate::entry::{Appended, CLUSTER_LOG, Entry, FORMAT_VERSION, Head, Kind, LeasePayload, LogInfo, MarkPayload, NewEntry, ReaderInfo};
 pub use crate::error::LogError;
 pub use crate::store::{LogStore, PgConfig, PgStore, SqliteStore, Store};
 
 /// Wall-clock unix milliseconds (service-side timestamps for lease views only; never used
 /// for ordering).
 pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }

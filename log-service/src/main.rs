@@ -4,11 +4,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use clap::Parser;
 use memoria_log::core::CoreOptions;
 use memoria_log::store::{PgConfig, PgStore, SqliteStore, Store};
-use memoria_log::{server, LogCore};
+use memoria_log::{LogCore, server};
 
 #[derive(Parser, Debug)]
 #[command(name = "memoria-log", version, about = "Memoria's transaction log service")]
@@ -76,9 +76,7 @@ struct Args {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")))
         .with_target(false)
         .with_writer(std::io::stderr)
         .init();

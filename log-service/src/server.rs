@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -82,9 +82,11 @@ pub fn prometheus() -> PrometheusHandle {
             // Histograms need periodic upkeep to bound their memory.
             std::thread::Builder::new()
                 .name("metrics-upkeep".into())
-                .spawn(move || loop {
-                    std::thread::sleep(Duration::from_secs(5));
-                    upkeep.run_upkeep();
+                .spawn(move || {
+                    loop {
+                        std::thread::sleep(Duration::from_secs(5));
+                        upkeep.run_upkeep();
+                    }
                 })
                 .ok();
             handle
@@ -95,11 +97,7 @@ pub fn prometheus() -> PrometheusHandle {
 /// Builds the router. `token` = None serves without authentication (the binary allows that
 /// only with `--insecure-open` on a loopback address).
 pub fn router(core: LogCore, token: Option<String>) -> Router {
-    let state = AppState {
-        core,
-        token_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()),
-        metrics: prometheus(),
-    };
+    let state = AppState { core, token_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()), metrics: prometheus() };
     Router::new()
         .route("/v1/logs", get(list))
         .route("/v1/logs/{log}", get(head).put(create))

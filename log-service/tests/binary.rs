@@ -75,7 +75,8 @@ async fn serves_https_with_the_given_certificate() {
          printf 'subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\n' > ext.cnf; \
          openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile ext.cnf -out cert.pem"
     );
-    let ok = Command::new("bash").args(["-c", &script]).stdout(Stdio::null()).stderr(Stdio::null()).status().expect("openssl is needed to make test certificates");
+    let ok =
+        Command::new("bash").args(["-c", &script]).stdout(Stdio::null()).stderr(Stdio::null()).status().expect("openssl is needed to make test certificates");
     assert!(ok.success());
     let port = common::free_port();
     let _svc = Running(
@@ -91,10 +92,7 @@ async fn serves_https_with_the_given_certificate() {
             .expect("spawn"),
     );
     let pem = std::fs::read(&ca).expect("ca");
-    let http = reqwest::Client::builder()
-        .add_root_certificate(reqwest::Certificate::from_pem(&pem).expect("pem"))
-        .build()
-        .expect("client");
+    let http = reqwest::Client::builder().add_root_certificate(reqwest::Certificate::from_pem(&pem).expect("pem")).build().expect("client");
     let url = format!("https://127.0.0.1:{port}");
     assert_eq!(wait_health(&url, Some("tls-token"), http.clone()).await, 200);
     let c = LogClient::with_http(http, &url, "tls-token").expect("client");

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use memoria_log::{Kind, LeasePayload, LogApi, LogClient, LogError, LogHandle, NewEntry, Outcome, CLUSTER_LOG};
+use memoria_log::{CLUSTER_LOG, Kind, LeasePayload, LogApi, LogClient, LogError, LogHandle, NewEntry, Outcome};
 
 const TOKEN: &str = "s3cret-token";
 
@@ -137,7 +137,11 @@ async fn views(c: LogClient) {
     assert!(logs.iter().any(|l| l.name == CLUSTER_LOG && l.tail_id == 0));
 
     // Settling an in-doubt append by content.
-    let sent = vec![NewEntry::data(&b"SET a 1"[..]), NewEntry::new(Kind::LeaseRenewal, LeasePayload { node: "node-a".into(), lease_ms: 3000 }.encode()), NewEntry::data(&b"DEL a"[..])];
+    let sent = vec![
+        NewEntry::data(&b"SET a 1"[..]),
+        NewEntry::new(Kind::LeaseRenewal, LeasePayload { node: "node-a".into(), lease_ms: 3000 }.encode()),
+        NewEntry::data(&b"DEL a"[..]),
+    ];
     assert_eq!(memoria_log::settle(&api, "shard-0", 1, 1, &sent).await.expect("settle"), Outcome::Landed(b));
     assert_eq!(memoria_log::settle(&api, "shard-0", 4, 1, &sent).await.expect("settle"), Outcome::NotWritten);
     assert!(matches!(memoria_log::settle(&api, "shard-0", 1, 7, &sent).await.expect("settle"), Outcome::Superseded(_)));
@@ -149,7 +153,11 @@ async fn views(c: LogClient) {
     assert_eq!(api.publish_snapshot("shard-0", 2, r.entries[0].checksum).await.expect("publish"), 2);
     let t = api.truncate("shard-0", 3).await.expect("truncate");
     assert_eq!((t.deleted, t.first_id), (2, 3));
-    assert_eq!(api.read("shard-0", 0, 10, Duration::ZERO).await.unwrap_err(), LogError::Truncated { log: "shard-0".into(), through: 2, after: 0 }, "the typed error survives HTTP");
+    assert_eq!(
+        api.read("shard-0", 0, 10, Duration::ZERO).await.unwrap_err(),
+        LogError::Truncated { log: "shard-0".into(), through: 2, after: 0 },
+        "the typed error survives HTTP"
+    );
     assert_eq!(api.read("shard-0", 2, 10, Duration::ZERO).await.expect("read after snapshot").entries.len(), 2);
     let v = api.verify("shard-0").await.expect("verify");
     assert_eq!((v.first_id, v.tail_id, v.entries_checked), (3, 4, 1));

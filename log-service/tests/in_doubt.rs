@@ -59,10 +59,7 @@ async fn terminated_sync_rep_wait_is_settled_as_landed() {
 
     let a = append.await.expect("task").expect("the in-doubt append settles as landed");
     assert_eq!((a.first_id, a.last_id), (prev_id + 1, prev_id + 3));
-    assert!(
-        metrics.render().contains("memoria_log_in_doubt_total{outcome=\"landed\"} 1"),
-        "the append was not settled through the in-doubt path"
-    );
+    assert!(metrics.render().contains("memoria_log_in_doubt_total{outcome=\"landed\"} 1"), "the append was not settled through the in-doubt path");
     let all = common::read_all(&core, "s").await;
     assert_eq!(all.len(), landed_before + 3, "written exactly once");
     assert!(all[landed_before..].iter().zip(&sent).all(|(e, s)| e.payload == s.payload));

@@ -7,9 +7,9 @@ mod common;
 use std::time::Duration;
 
 use memoria_log::{AppendRequest, LogCore, NewEntry};
+use sqlx::ConnectOptions;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::ConnectOptions;
 
 /// Applies only migration 0001, as a build from before 0002 did.
 async fn old_schema(path: &std::path::Path) {
@@ -55,7 +55,10 @@ async fn a_log_from_the_first_schema_is_carried_over() {
     assert_eq!(got, want, "every entry carried over unchanged");
     let v = core.verify("s").await.expect("the chain verifies after the upgrade");
     assert_eq!(v.tail_id, prev);
-    let next = core.append("s", AppendRequest { prev_id: prev, epoch: 1, prev_checksum: None, entries: vec![NewEntry::data(&b"after"[..])] }).await.expect("appends continue");
+    let next = core
+        .append("s", AppendRequest { prev_id: prev, epoch: 1, prev_checksum: None, entries: vec![NewEntry::data(&b"after"[..])] })
+        .await
+        .expect("appends continue");
     assert_eq!(next.first_id, prev + 1);
     assert_eq!(core.read("s", prev, 10, Duration::ZERO).await.unwrap().entries.len(), 1);
 

@@ -75,9 +75,7 @@ async fn in_process_tail_wakes_and_times_out_empty() {
     let r = core.clone();
     let waiter = tokio::spawn(async move { r.read("s", 0, 10, Duration::from_secs(60)).await });
     tokio::time::sleep(Duration::from_millis(20)).await;
-    core.append("s", memoria_log::AppendRequest { prev_id: 0, epoch: 1, prev_checksum: None, entries: vec![NewEntry::data(&b"x"[..])] })
-        .await
-        .expect("append");
+    core.append("s", memoria_log::AppendRequest { prev_id: 0, epoch: 1, prev_checksum: None, entries: vec![NewEntry::data(&b"x"[..])] }).await.expect("append");
     let got = waiter.await.expect("task").expect("read");
     assert_eq!(got.entries.len(), 1);
     let empty = core.read("s", 1, 10, Duration::from_millis(10)).await.expect("read");

@@ -5,7 +5,7 @@
 //! Pages redirect to the login; data and actions (server functions) answer 401.
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use sha2::{Digest, Sha256};

@@ -166,7 +166,13 @@ fn keys_of(info: &[(String, Vec<(String, String)>)]) -> Option<u64> {
 
 impl Console {
     pub fn new(args: Args) -> Shared {
-        Arc::new(Console { args, nodes: Mutex::new(HashMap::new()), log: Mutex::new(None), snapshot_running: tokio::sync::Mutex::new(()), moves: moves::Moves::default() })
+        Arc::new(Console {
+            args,
+            nodes: Mutex::new(HashMap::new()),
+            log: Mutex::new(None),
+            snapshot_running: tokio::sync::Mutex::new(()),
+            moves: moves::Moves::default(),
+        })
     }
 
     fn cluster_json_path(&self) -> Option<PathBuf> {
@@ -186,7 +192,12 @@ impl Console {
             let host = c.endpoint.rsplit_once(':').map(|(h, _)| h.to_string()).unwrap_or_else(|| "127.0.0.1".into());
             for n in &c.nodes {
                 let h = n.host.clone().unwrap_or_else(|| host.clone());
-                out.push(Target { name: n.name.clone(), addr: format!("{h}:{}", n.port), shard: n.shard.unwrap_or(0), sup: Some(SupFacts { pid: n.pid, role: n.role.clone(), restarts: n.restarts }) });
+                out.push(Target {
+                    name: n.name.clone(),
+                    addr: format!("{h}:{}", n.port),
+                    shard: n.shard.unwrap_or(0),
+                    sup: Some(SupFacts { pid: n.pid, role: n.role.clone(), restarts: n.restarts }),
+                });
             }
         }
         for spec in &self.args.nodes {
@@ -550,7 +561,20 @@ impl Console {
         if end >= start {
             match tokio::time::timeout(Duration::from_secs(2), client.read(&log, start - 1, (end - start + 1) as u32, Duration::ZERO)).await {
                 Ok(Ok(b)) => {
-                    page.entries = b.entries.iter().rev().map(|e| LogRow { id: e.id, kind: kind_name(e.kind).into(), epoch: e.epoch, format: e.format, checksum: e.checksum.to_hex(), payload_len: e.payload.len(), detail: detail(e.kind, &e.payload) }).collect();
+                    page.entries = b
+                        .entries
+                        .iter()
+                        .rev()
+                        .map(|e| LogRow {
+                            id: e.id,
+                            kind: kind_name(e.kind).into(),
+                            epoch: e.epoch,
+                            format: e.format,
+                            checksum: e.checksum.to_hex(),
+                            payload_len: e.payload.len(),
+                            detail: detail(e.kind, &e.payload),
+                        })
+                        .collect();
                 }
                 Ok(Err(e)) => page.error = Some(format!("log service: {e}")),
                 Err(_) => page.error = Some("log service: no answer within 2 s".into()),
@@ -590,7 +614,8 @@ impl Console {
         shard_logs.sort_by_key(|l| l.name.clone());
         for li in shard_logs {
             let shard = li.name.trim_start_matches("shard-").parse().unwrap_or(0);
-            let mut ss = ShardSnapshots { shard, log: li.name.clone(), store: url.clone(), tail_id: li.tail_id, recorded_id: li.snapshot_id, ..Default::default() };
+            let mut ss =
+                ShardSnapshots { shard, log: li.name.clone(), store: url.clone(), tail_id: li.tail_id, recorded_id: li.snapshot_id, ..Default::default() };
             match tokio::time::timeout(Duration::from_secs(5), store.manifests(&li.name)).await {
                 Ok(Ok(list)) => {
                     let mut newest: Option<&memoria_host::snapshot::Manifest> = None;
@@ -661,7 +686,11 @@ impl Console {
             return Err(format!("{} has no healthy replica to take over; it would only claim the shard again", n.name));
         }
         match resp::once(&n.addr, &["FAILOVER"]).await? {
-            resp::Reply::Simple(ok) if ok == "OK" => Ok(format!("{} stepped down (epoch {}); the election through the log is choosing the new primary", n.name, n.epoch.map_or("?".into(), |e| e.to_string()))),
+            resp::Reply::Simple(ok) if ok == "OK" => Ok(format!(
+                "{} stepped down (epoch {}); the election through the log is choosing the new primary",
+                n.name,
+                n.epoch.map_or("?".into(), |e| e.to_string())
+            )),
             resp::Reply::Error(e) => Err(format!("{}: {e}", n.name)),
             other => Err(format!("{}: unexpected reply {other:?}", n.name)),
         }
@@ -684,7 +713,10 @@ impl Console {
             .env("MEMORIA_LOG_TOKEN", &self.args.log_token)
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
-        let out = tokio::time::timeout(Duration::from_secs(300), cmd.output()).await.map_err(|_| "the snapshot took over 5 minutes; stopped".to_string())?.map_err(|e| format!("cannot run memoria snapshot: {e}"))?;
+        let out = tokio::time::timeout(Duration::from_secs(300), cmd.output())
+            .await
+            .map_err(|_| "the snapshot took over 5 minutes; stopped".to_string())?
+            .map_err(|e| format!("cannot run memoria snapshot: {e}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         if !out.status.success() {
@@ -749,7 +781,17 @@ mod tests {
     use super::*;
 
     fn args() -> Args {
-        Args { bind: "127.0.0.1".into(), port: 0, data_dir: None, log_url: vec![], log_token: String::new(), nodes: vec![], snapshot_store: None, memoria_bin: None, token: None }
+        Args {
+            bind: "127.0.0.1".into(),
+            port: 0,
+            data_dir: None,
+            log_url: vec![],
+            log_token: String::new(),
+            nodes: vec![],
+            snapshot_store: None,
+            memoria_bin: None,
+            token: None,
+        }
     }
 
     #[test]

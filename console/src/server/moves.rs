@@ -9,7 +9,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use memoria_host::cluster::reshard::{self, Options, ReshardError, Request};
+use memoria_host::cluster::reshard::{self, Options, Request, ReshardError};
 use memoria_host::cluster::topology::{Topology, ranges_text};
 use memoria_log::LogHandle;
 
@@ -87,7 +87,9 @@ pub async fn start(c: &Shared, slots: &str, from: u16, to: u16) -> Result<String
     match reshard::plan(&topology(&api).await?, Some(req.clone())) {
         Ok(_) => {}
         Err(ReshardError::Busy { slots, from, to }) => {
-            return Err(format!("another migration is in progress (slots {slots} from shard-{from} to shard-{to}): finish it first by moving the same slots again"));
+            return Err(format!(
+                "another migration is in progress (slots {slots} from shard-{from} to shard-{to}): finish it first by moving the same slots again"
+            ));
         }
         Err(e) => return Err(e.to_string()),
     }
@@ -104,7 +106,9 @@ pub async fn start(c: &Shared, slots: &str, from: u16, to: u16) -> Result<String
     let c2 = c.clone();
     let task = tokio::spawn(async move {
         let c = c2;
-        reshard::run(&api, Some(req), &opts, |p| c.moves.update(|s| (s.moved, s.retried, s.passes) = (p.moved, p.retried, p.passes)), |_| {}).await.map_err(|e| e.to_string())
+        reshard::run(&api, Some(req), &opts, |p| c.moves.update(|s| (s.moved, s.retried, s.passes) = (p.moved, p.retried, p.passes)), |_| {})
+            .await
+            .map_err(|e| e.to_string())
     });
     // The outcome is recorded whatever happens to the task (a panic too), so the console
     // never believes a move is still running.

@@ -45,7 +45,8 @@ pub const TIMEOUT: Duration = Duration::from_millis(800);
 
 impl Conn {
     pub async fn connect(addr: &str) -> Result<Conn, String> {
-        let s = tokio::time::timeout(TIMEOUT, TcpStream::connect(addr)).await.map_err(|_| "connect timed out".to_string())?.map_err(|e| format!("connect: {e}"))?;
+        let s =
+            tokio::time::timeout(TIMEOUT, TcpStream::connect(addr)).await.map_err(|_| "connect timed out".to_string())?.map_err(|e| format!("connect: {e}"))?;
         let _ = s.set_nodelay(true);
         let mut c = Conn { r: BufReader::new(s) };
         if let Some((user, pass)) = node_auth() {

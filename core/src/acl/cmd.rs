@@ -73,7 +73,9 @@ pub fn enforce(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, argv: &[&[u8]]) ->
             Denied::Key(_) => "no permission to touch the specified keys",
             Denied::Channel(_) => "no permission to access one of the channels used as arguments",
         };
-        format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {why}")
+        format!(
+            "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {why}"
+        )
     } else {
         match d {
             Denied::Cmd => format!("NOPERM this user has no permissions to run the '{}' command", spec.name),
@@ -298,7 +300,9 @@ pub fn dryrun(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         Ok(()) => ctx.reply.ok(),
         Err(Denied::Cmd) => ctx.reply.bulk(format!("This user has no permissions to run the '{}' command", spec.name).as_bytes()),
         Err(Denied::Key(i)) => ctx.reply.bulk(format!("This user has no permissions to access the '{}' key", String::from_utf8_lossy(cmd_argv[i])).as_bytes()),
-        Err(Denied::Channel(i)) => ctx.reply.bulk(format!("This user has no permissions to access the '{}' channel", String::from_utf8_lossy(cmd_argv[i])).as_bytes()),
+        Err(Denied::Channel(i)) => {
+            ctx.reply.bulk(format!("This user has no permissions to access the '{}' channel", String::from_utf8_lossy(cmd_argv[i])).as_bytes())
+        }
     }
 }
 

@@ -40,7 +40,8 @@ pub const FLAG_NOPASS: u8 = 4;
 pub const FLAG_SKIP_SANITIZE: u8 = 8;
 pub const FLAG_SANITIZE: u8 = 16;
 /// In ACL GETUSER / ACL LIST order.
-pub const FLAG_NAMES: &[(u8, &str)] = &[(FLAG_ON, "on"), (FLAG_OFF, "off"), (FLAG_NOPASS, "nopass"), (FLAG_SKIP_SANITIZE, "skip-sanitize-payload"), (FLAG_SANITIZE, "sanitize-payload")];
+pub const FLAG_NAMES: &[(u8, &str)] =
+    &[(FLAG_ON, "on"), (FLAG_OFF, "off"), (FLAG_NOPASS, "nopass"), (FLAG_SKIP_SANITIZE, "skip-sanitize-payload"), (FLAG_SANITIZE, "sanitize-payload")];
 
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct KeyPattern {
@@ -62,7 +63,15 @@ pub struct Selector {
 
 impl Selector {
     pub fn empty() -> Self {
-        Selector { allowed: [0; WORDS], allcommands: false, allkeys: false, allchannels: false, patterns: Vec::new(), channels: Vec::new(), firstargs: BTreeMap::new() }
+        Selector {
+            allowed: [0; WORDS],
+            allcommands: false,
+            allkeys: false,
+            allchannels: false,
+            patterns: Vec::new(),
+            channels: Vec::new(),
+            firstargs: BTreeMap::new(),
+        }
     }
     #[inline]
     pub fn bit(&self, id: usize) -> bool {
@@ -169,7 +178,19 @@ impl Acl {
         let cats = specs.iter().map(|s| s.acl_category_bits()).collect();
         let mut by_addr: Vec<(usize, usize)> = specs.iter().enumerate().map(|(i, s)| (*s as *const CommandSpec as usize, i)).collect();
         by_addr.sort_unstable();
-        let mut acl = Acl { slots: Vec::new(), names: BTreeMap::new(), free: Vec::new(), next_gen: 1, log: VecDeque::new(), log_max_len: 128, internal: None, specs, subs, cats, by_addr };
+        let mut acl = Acl {
+            slots: Vec::new(),
+            names: BTreeMap::new(),
+            free: Vec::new(),
+            next_gen: 1,
+            log: VecDeque::new(),
+            log_max_len: 128,
+            internal: None,
+            specs,
+            subs,
+            cats,
+            by_addr,
+        };
         let mut d = User::new(b"default");
         for op in [&b"+@all"[..], b"~*", b"&*", b"on", b"nopass"] {
             let _ = rules::set_user(&acl, &mut d, op);
@@ -303,8 +324,8 @@ impl Acl {
             let Some(id) = self.id_of(spec) else { return Err(Denied::Cmd) };
             if !s.bit(id) {
                 let idx = if spec.name.contains('|') { 2 } else { 1 };
-                let ok = argv.len() >= 2
-                    && s.firstargs.get(&id).is_some_and(|args| argv.get(idx).is_some_and(|a| args.iter().any(|x| x.eq_ignore_ascii_case(a))));
+                let ok =
+                    argv.len() >= 2 && s.firstargs.get(&id).is_some_and(|args| argv.get(idx).is_some_and(|a| args.iter().any(|x| x.eq_ignore_ascii_case(a))));
                 if !ok {
                     return Err(Denied::Cmd);
                 }
@@ -343,9 +364,11 @@ impl Acl {
 
     /// Adds an ACL LOG entry, folding it into a recent similar one (Redis's addACLLogEntry).
     pub fn add_log(&mut self, reason: u8, context: u8, object: &[u8], username: &[u8], now_ms: i64, cinfo: Vec<u8>) {
-        let found = self.log.iter().take(10).position(|e| {
-            e.reason == reason && e.context == context && (e.ctime - now_ms).abs() <= 60_000 && e.object == object && e.username == username
-        });
+        let found = self
+            .log
+            .iter()
+            .take(10)
+            .position(|e| e.reason == reason && e.context == context && (e.ctime - now_ms).abs() <= 60_000 && e.object == object && e.username == username);
         if let Some(i) = found {
             let mut e = self.log.remove(i).expect("index from position");
             e.cinfo = cinfo;
@@ -447,7 +470,8 @@ fn key_need(spec: &CommandSpec, argv: &[&[u8]], pos: usize) -> u8 {
     }
     match spec.name {
         // Writes that also return what they read.
-        "getset" | "getdel" | "getex" | "incr" | "decr" | "incrby" | "decrby" | "incrbyfloat" | "hincrby" | "hincrbyfloat" | "zincrby" | "lpop" | "rpop" | "blpop" | "brpop" | "spop" | "zpopmin" | "zpopmax" | "bzpopmin" | "bzpopmax" | "bitfield" | "xreadgroup" | "xautoclaim" | "xclaim" => KEY_ALL,
+        "getset" | "getdel" | "getex" | "incr" | "decr" | "incrby" | "decrby" | "incrbyfloat" | "hincrby" | "hincrbyfloat" | "zincrby" | "lpop" | "rpop"
+        | "blpop" | "brpop" | "spop" | "zpopmin" | "zpopmax" | "bzpopmin" | "bzpopmax" | "bitfield" | "xreadgroup" | "xautoclaim" | "xclaim" => KEY_ALL,
         _ => KEY_WRITE,
     }
 }

@@ -4,7 +4,10 @@
 
 use alloc::vec::Vec;
 
-use super::{Acl, FLAG_NAMES, FLAG_NOPASS, FLAG_OFF, FLAG_ON, FLAG_SANITIZE, FLAG_SKIP_SANITIZE, FUTURE_BIT, KEY_ALL, KEY_READ, KEY_WRITE, KeyPattern, Selector, User, WORDS, acl_cat_bit};
+use super::{
+    Acl, FLAG_NAMES, FLAG_NOPASS, FLAG_OFF, FLAG_ON, FLAG_SANITIZE, FLAG_SKIP_SANITIZE, FUTURE_BIT, KEY_ALL, KEY_READ, KEY_WRITE, KeyPattern, Selector, User,
+    WORDS, acl_cat_bit,
+};
 
 pub const ERR_SYNTAX: &str = "Syntax error";
 pub const ERR_UNKNOWN: &str = "Unknown command or category name in ACL";

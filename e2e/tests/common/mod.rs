@@ -264,7 +264,14 @@ impl Nodes {
     /// Node i talks to the log services `log_urls[i]`.
     pub fn start(dir: &Path, log_urls: Vec<Vec<String>>, token: &str, lease_ms: Option<u64>) -> Nodes {
         let base = free_port_run(log_urls.len() as u16);
-        let mut n = Nodes { ports: (0..log_urls.len() as u16).map(|i| base + i).collect(), log_urls, token: token.into(), lease_ms, dir: dir.to_path_buf(), children: Vec::new() };
+        let mut n = Nodes {
+            ports: (0..log_urls.len() as u16).map(|i| base + i).collect(),
+            log_urls,
+            token: token.into(),
+            lease_ms,
+            dir: dir.to_path_buf(),
+            children: Vec::new(),
+        };
         for i in 0..n.ports.len() {
             let c = n.spawn(i);
             n.children.push(Some(c));

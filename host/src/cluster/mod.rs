@@ -5,9 +5,9 @@
 
 pub mod reshard;
 pub mod reshard_cli;
-pub mod shared;
 pub mod sharded;
+pub mod shared;
 pub mod topology;
 
-pub use shared::{Shared, ShardView};
-pub use topology::{ClusterEntry, Topology, CLUSTER_LOG};
+pub use shared::{ShardView, Shared};
+pub use topology::{CLUSTER_LOG, ClusterEntry, Topology};

@@ -142,7 +142,13 @@ pub fn plan(topo: &Topology, req: Option<Request>) -> Result<(Move, bool), Resha
 /// log), "imported" (a batch is at the target, not yet deleted at the source), "moved"
 /// (no key left at the source, the commit not yet appended); fault-injection tests stop
 /// there.
-pub async fn run(api: &LogHandle, req: Option<Request>, opts: &Options, mut progress: impl FnMut(&Progress), mut checkpoint: impl FnMut(&str)) -> Result<Move, ReshardError> {
+pub async fn run(
+    api: &LogHandle,
+    req: Option<Request>,
+    opts: &Options,
+    mut progress: impl FnMut(&Progress),
+    mut checkpoint: impl FnMut(&str),
+) -> Result<Move, ReshardError> {
     let (topo, _) = read(api).await?;
     let (mv, open) = plan(&topo, req)?;
     if !open {
@@ -244,7 +250,8 @@ impl<'a> Mover<'a> {
     async fn connect(&self, shard: u16) -> Step<redis::aio::MultiplexedConnection> {
         let name = topology::shard_log(shard);
         let logs = self.api.list().await.map_err(|e| format!("log: {e}"))?;
-        let leader = logs.iter().find(|l| l.name == name).and_then(|l| l.leader.clone()).ok_or_else(|| format!("shard {shard} has no lease holder in its log yet"))?;
+        let leader =
+            logs.iter().find(|l| l.name == name).and_then(|l| l.leader.clone()).ok_or_else(|| format!("shard {shard} has no lease holder in its log yet"))?;
         let info = redis::IntoConnectionInfo::into_connection_info(format!("redis://{leader}")).map_err(|e| format!("{leader}: {e}"))?;
         let mut settings = info.redis_settings().clone();
         if let Some(p) = &self.opts.password {
@@ -275,7 +282,8 @@ impl<'a> Mover<'a> {
     async fn export(&mut self, cursor: u64) -> Step<(u64, Vec<Vec<u8>>)> {
         let (batch, slots) = (self.opts.batch, self.slots.clone());
         let c = self.src().await?;
-        let (next, records): (String, Vec<Vec<u8>>) = redis::cmd("MIGRATION").arg("EXPORT").arg(cursor).arg(batch).arg(&slots).query_async(c).await.map_err(|e| format!("export: {e}"))?;
+        let (next, records): (String, Vec<Vec<u8>>) =
+            redis::cmd("MIGRATION").arg("EXPORT").arg(cursor).arg(batch).arg(&slots).query_async(c).await.map_err(|e| format!("export: {e}"))?;
         Ok((next.parse().map_err(|_| format!("export: bad cursor {next:?}"))?, records))
     }
 

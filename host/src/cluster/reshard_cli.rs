@@ -78,7 +78,8 @@ pub fn run(a: ReshardArgs) -> anyhow::Result<()> {
             (Some(s), Some(from), Some(to)) => Some(Request { slots: reshard::parse_slots(s).map_err(|e| anyhow::anyhow!("--slots: {e}"))?, from, to }),
             _ => None,
         };
-        let opts = Options { batch: a.batch.max(1), user: a.user.clone(), password: a.password.clone(), stall_timeout: Duration::from_secs(a.stall_timeout_secs) };
+        let opts =
+            Options { batch: a.batch.max(1), user: a.user.clone(), password: a.password.clone(), stall_timeout: Duration::from_secs(a.stall_timeout_secs) };
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
         bar.enable_steady_tick(Duration::from_millis(200));
@@ -91,7 +92,8 @@ pub fn run(a: ReshardArgs) -> anyhow::Result<()> {
                 let _ = std::io::stdin().read_line(&mut String::new());
             }
         };
-        let mv = reshard::run(&api, req, &opts, |p| bar.set_message(format!("{} keys moved, {} exported again, pass {}", p.moved, p.retried, p.passes)), pause).await;
+        let mv = reshard::run(&api, req, &opts, |p| bar.set_message(format!("{} keys moved, {} exported again, pass {}", p.moved, p.retried, p.passes)), pause)
+            .await;
         bar.finish();
         let mv = mv?;
         println!("slots {} moved from shard {} to shard {}", super::topology::ranges_text(&mv.slots), mv.from, mv.to);

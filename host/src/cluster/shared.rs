@@ -23,7 +23,9 @@ pub struct ShardView {
 impl ShardView {
     /// The same nodes in the same roles (offsets move all the time; they do not count).
     fn same_nodes(&self, o: &ShardView) -> bool {
-        self.primary.as_ref().map(|p| &p.0) == o.primary.as_ref().map(|p| &p.0) && self.replicas.len() == o.replicas.len() && self.replicas.iter().zip(&o.replicas).all(|(a, b)| a.0 == b.0)
+        self.primary.as_ref().map(|p| &p.0) == o.primary.as_ref().map(|p| &p.0)
+            && self.replicas.len() == o.replicas.len()
+            && self.replicas.iter().zip(&o.replicas).all(|(a, b)| a.0 == b.0)
     }
 }
 
@@ -92,7 +94,8 @@ impl Shared {
         // facts hold while the other side has no known primary (an election), with `?`
         // for it: a source that forgot the move would create keys of those slots that may
         // already be at the target, and the commit would lose them (it answers -TRYAGAIN).
-        let primary = |s: u16| g.views.get(s as usize).and_then(|v| v.primary.as_ref()).map_or_else(|| memoria_core::cluster::UNKNOWN_NODE.to_string(), |p| p.0.clone());
+        let primary =
+            |s: u16| g.views.get(s as usize).and_then(|v| v.primary.as_ref()).map_or_else(|| memoria_core::cluster::UNKNOWN_NODE.to_string(), |p| p.0.clone());
         for m in &g.topo.moving {
             let slots = super::topology::ranges_text(&m.slots);
             if m.from == myshard {

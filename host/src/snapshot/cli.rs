@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use memoria_log::{LogCore, LogHandle};
 
-use super::make::{make, Made, MakeOptions};
+use super::make::{Made, MakeOptions, make};
 use super::paced::Pacing;
 use super::schedule::{self, Policy, Runner};
-use super::store::SnapshotStore;
 use super::shard_log;
+use super::store::SnapshotStore;
 use crate::wasm::EngineFactory;
 
 #[derive(clap::Args, Clone, Debug)]

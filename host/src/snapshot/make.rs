@@ -4,15 +4,15 @@
 
 use std::time::{Duration, Instant};
 
-use memoria_log::{chain, Checksum, Kind, LogApi, LogError, LogHandle, MarkPayload, FORMAT_VERSION, GENESIS};
+use memoria_log::{Checksum, FORMAT_VERSION, GENESIS, Kind, LogApi, LogError, LogHandle, MarkPayload, chain};
 
 use super::format::{self, DataChecksum};
+use super::manifest::{ChunkRef, Manifest, snapshot_name};
 use super::paced::Duty;
-use super::manifest::{snapshot_name, ChunkRef, Manifest};
 use super::progress::Progress;
 use super::restore;
 use super::store::SnapshotStore;
-use super::{now_unix_ms, SnapshotError};
+use super::{SnapshotError, now_unix_ms};
 use crate::durable::{self, Replayed};
 use crate::wasm::{EngineFactory, ShardEngine};
 
@@ -82,7 +82,15 @@ pub fn verify_entries(log: &str, prev_id: &mut u64, prev: &mut Checksum, entries
 
 /// Replays `log` from (`after`, `anchor`) to exactly `target` into `engine`, verifying the
 /// chain and marks of every entry before applying it.
-pub async fn replay_verified(api: &LogHandle, log: &str, after: u64, anchor: Checksum, target: u64, engine: &mut ShardEngine, duty: &mut Duty) -> Result<Verified, SnapshotError> {
+pub async fn replay_verified(
+    api: &LogHandle,
+    log: &str,
+    after: u64,
+    anchor: Checksum,
+    target: u64,
+    engine: &mut ShardEngine,
+    duty: &mut Duty,
+) -> Result<Verified, SnapshotError> {
     let mut v = Verified { last_id: after, checksum: anchor, entries: 0, bytes: 0, marks: 0 };
     let mut progress = Progress::new("replay", target - after, "entries");
     let mut r = Replayed { last_id: after, tail_id: after, max_epoch: 0, data_entries: 0, effects: 0, leader: None };
@@ -144,7 +152,14 @@ pub async fn make(factory: &EngineFactory, api: &LogHandle, log: &str, store: &S
 /// [`make`], starting from `warm` when it still holds the newest usable snapshot, and
 /// leaving the engine of the snapshot it verified (or restored, when there was nothing
 /// to do) in `warm` for the next call.
-pub async fn make_warm(factory: &EngineFactory, api: &LogHandle, log: &str, store: &SnapshotStore, opts: &MakeOptions, warm: &mut Option<Warm>) -> Result<Made, SnapshotError> {
+pub async fn make_warm(
+    factory: &EngineFactory,
+    api: &LogHandle,
+    log: &str,
+    store: &SnapshotStore,
+    opts: &MakeOptions,
+    warm: &mut Option<Warm>,
+) -> Result<Made, SnapshotError> {
     let t0 = Instant::now();
     let head = api.head(log).await?;
     let target = opts.target.unwrap_or(head.id);
@@ -233,7 +248,13 @@ pub async fn make_warm(factory: &EngineFactory, api: &LogHandle, log: &str, stor
 /// the newest usable snapshot in the store (same name and manifest checksum) and the log
 /// still continues it; otherwise the newest snapshot that passes every check, restored
 /// into a fresh engine. The flag says whether `warm` was used.
-async fn base_engine(factory: &EngineFactory, api: &LogHandle, log: &str, store: &SnapshotStore, warm: Option<Warm>) -> Result<(ShardEngine, Option<Manifest>, bool), SnapshotError> {
+async fn base_engine(
+    factory: &EngineFactory,
+    api: &LogHandle,
+    log: &str,
+    store: &SnapshotStore,
+    warm: Option<Warm>,
+) -> Result<(ShardEngine, Option<Manifest>, bool), SnapshotError> {
     if let Some(w) = warm {
         let newest = store.manifests(log).await?.into_iter().find_map(|l| l.manifest.ok());
         if let Some(m) = newest {

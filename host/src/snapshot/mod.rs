@@ -20,7 +20,7 @@ pub mod store;
 
 use thiserror::Error;
 
-pub use make::{make, make_warm, Made, MakeOptions, Warm};
+pub use make::{Made, MakeOptions, Warm, make, make_warm};
 pub use manifest::Manifest;
 pub use store::SnapshotStore;
 

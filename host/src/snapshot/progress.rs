@@ -46,7 +46,14 @@ impl Progress {
             self.last_log = Instant::now();
             let ratio = self.ratio();
             metrics::gauge!("memoria_snapshot_progress_ratio", "phase" => self.phase).set(ratio);
-            tracing::info!(phase = self.phase, done = self.done, total = self.total, unit = self.unit, percent = format!("{:.1}", ratio * 100.0), "snapshot progress");
+            tracing::info!(
+                phase = self.phase,
+                done = self.done,
+                total = self.total,
+                unit = self.unit,
+                percent = format!("{:.1}", ratio * 100.0),
+                "snapshot progress"
+            );
         }
     }
 

@@ -5,13 +5,13 @@
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use memoria_log::{chain, LogApi, LogError, LogHandle};
+use memoria_log::{LogApi, LogError, LogHandle, chain};
 
+use super::SnapshotError;
 use super::format::{self, DataChecksum};
 use super::manifest::Manifest;
 use super::progress::Progress;
 use super::store::SnapshotStore;
-use super::SnapshotError;
 use crate::wasm::ShardEngine;
 
 /// Chunks read ahead while the engine loads the current one: memory stays at a few
@@ -85,7 +85,9 @@ pub async fn check_against_log(api: &LogHandle, m: &Manifest) -> Result<(), Snap
     }
     let b = match api.read(&m.log, m.last_id, 1, Duration::ZERO).await {
         Ok(b) => b,
-        Err(e @ LogError::Truncated { .. }) => return Err(SnapshotError::LogTruncated { log: m.log.clone(), name: m.name.clone(), last_id: m.last_id, detail: e.to_string() }),
+        Err(e @ LogError::Truncated { .. }) => {
+            return Err(SnapshotError::LogTruncated { log: m.log.clone(), name: m.name.clone(), last_id: m.last_id, detail: e.to_string() });
+        }
         Err(e) => return Err(e.into()),
     };
     match b.entries.first() {

@@ -14,9 +14,9 @@ use tokio::sync::Mutex;
 
 use memoria_log::{LogApi, LogHandle};
 
-use super::make::{make_warm, Made, MakeOptions, Warm};
+use super::make::{Made, MakeOptions, Warm, make_warm};
 use super::store::{Listed, SnapshotStore};
-use super::{now_unix_ms, SnapshotError};
+use super::{SnapshotError, now_unix_ms};
 use crate::wasm::EngineFactory;
 
 #[derive(Clone, Debug, PartialEq, clap::Args)]
@@ -210,7 +210,14 @@ fn summarize(listed: &[Listed]) -> (Vec<(String, bool)>, Vec<u64>, Option<&super
 
 /// One round: observe, maybe snapshot, truncate, clean up. Returns whether a snapshot ran
 /// and how it went.
-pub async fn tick(policy: &Policy, runner: &Runner, api: &LogHandle, log: &str, store: &SnapshotStore, state: &mut Observed) -> Result<Option<bool>, SnapshotError> {
+pub async fn tick(
+    policy: &Policy,
+    runner: &Runner,
+    api: &LogHandle,
+    log: &str,
+    store: &SnapshotStore,
+    state: &mut Observed,
+) -> Result<Option<bool>, SnapshotError> {
     let info = api.list().await?.into_iter().find(|i| i.name == log);
     let Some(info) = info else { return Ok(None) };
     let listed = store.manifests(log).await?;

@@ -18,10 +18,10 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectStore, PutPayload};
 
-use super::format::MAX_CHUNK_BYTES;
-use super::paced::{self, Pacing};
-use super::manifest::{Manifest, ManifestError};
 use super::SnapshotError;
+use super::format::MAX_CHUNK_BYTES;
+use super::manifest::{Manifest, ManifestError};
+use super::paced::{self, Pacing};
 
 #[derive(Clone)]
 pub struct SnapshotStore {
@@ -59,7 +59,13 @@ impl SnapshotStore {
             std::fs::create_dir_all(&dir)?;
             let dir = dir.canonicalize()?;
             let fs = LocalFileSystem::new_with_prefix(&dir)?.with_automatic_cleanup(true);
-            return Ok(SnapshotStore { store: Arc::new(fs), prefix: Path::default(), local_root: Some(dir.clone()), url: dir.display().to_string(), pacing: Pacing::default() });
+            return Ok(SnapshotStore {
+                store: Arc::new(fs),
+                prefix: Path::default(),
+                local_root: Some(dir.clone()),
+                url: dir.display().to_string(),
+                pacing: Pacing::default(),
+            });
         }
         Self::open_cloud(location)
     }
@@ -83,7 +89,13 @@ impl SnapshotStore {
 
     /// An in-memory store (tests).
     pub fn memory() -> SnapshotStore {
-        SnapshotStore { store: Arc::new(object_store::memory::InMemory::new()), prefix: Path::default(), local_root: None, url: "memory://".into(), pacing: Pacing::default() }
+        SnapshotStore {
+            store: Arc::new(object_store::memory::InMemory::new()),
+            prefix: Path::default(),
+            local_root: None,
+            url: "memory://".into(),
+            pacing: Pacing::default(),
+        }
     }
 
     /// Sets how snapshot work through this store is paced (the snapshot process's

@@ -74,9 +74,12 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     std::fs::create_dir_all(&opts.data_dir).with_context(|| format!("cannot create the data dir {}", opts.data_dir.display()))?;
     let data_dir = std::fs::canonicalize(&opts.data_dir)?;
     // Every port first, so a taken one fails before anything starts.
-    let proxy_listener = tokio::net::TcpListener::bind((opts.bind.as_str(), opts.port)).await.with_context(|| format!("cannot listen on {}:{}", opts.bind, opts.port))?;
+    let proxy_listener =
+        tokio::net::TcpListener::bind((opts.bind.as_str(), opts.port)).await.with_context(|| format!("cannot listen on {}:{}", opts.bind, opts.port))?;
     let tls_proxy_listener = match &opts.tls {
-        Some(t) => Some(tokio::net::TcpListener::bind((opts.bind.as_str(), t.port)).await.with_context(|| format!("cannot listen on {}:{} (TLS)", opts.bind, t.port))?),
+        Some(t) => Some(
+            tokio::net::TcpListener::bind((opts.bind.as_str(), t.port)).await.with_context(|| format!("cannot listen on {}:{} (TLS)", opts.bind, t.port))?,
+        ),
         None => None,
     };
     let shards = opts.shards.max(1);
@@ -169,7 +172,14 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
                 env.push(("MEMORIA_LOG_CA_CERT_FILE".into(), t.ca_file.display().to_string()));
             }
             let runner = crate::snapshot::schedule::Runner::child(args, env)?;
-            schedulers.push(crate::snapshot::schedule::spawn(policy.clone(), runner, log_api.clone(), crate::cluster::topology::shard_log(s), store.clone(), Duration::from_secs(1)));
+            schedulers.push(crate::snapshot::schedule::spawn(
+                policy.clone(),
+                runner,
+                log_api.clone(),
+                crate::cluster::topology::shard_log(s),
+                store.clone(),
+                Duration::from_secs(1),
+            ));
         }
         println!("snapshots: {} (scheduled from the log's growth; the log is truncated behind them)", store.url());
     }

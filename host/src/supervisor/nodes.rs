@@ -73,7 +73,13 @@ async fn keep_running(i: usize, exe: PathBuf, spec: NodeSpec, token: String, tab
         };
         let pid = child.id().unwrap_or(0);
         table.started(i, pid, restarts);
-        println!("{} (pid {pid}, port {}): started{}; output in {}", spec.name, spec.port, if restarts > 0 { " again, as a replica" } else { "" }, log.display());
+        println!(
+            "{} (pid {pid}, port {}): started{}; output in {}",
+            spec.name,
+            spec.port,
+            if restarts > 0 { " again, as a replica" } else { "" },
+            log.display()
+        );
         let started = Instant::now();
         tokio::select! {
             status = child.wait() => {

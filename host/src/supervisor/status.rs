@@ -89,7 +89,21 @@ pub struct Table {
 
 impl Table {
     pub fn new(specs: &[NodeSpec], shards: u16, port: u16, bind: &str, log_url: &str, log_path: &Path, path: PathBuf) -> Table {
-        let nodes = specs.iter().flat_map(|s| (0..shards).map(move |k| NodeStatus { name: s.name.clone(), port: s.port + k, pid: None, role: NodeRole::Down, epoch: None, offset: None, restarts: 0, shard: k })).collect();
+        let nodes = specs
+            .iter()
+            .flat_map(|s| {
+                (0..shards).map(move |k| NodeStatus {
+                    name: s.name.clone(),
+                    port: s.port + k,
+                    pid: None,
+                    role: NodeRole::Down,
+                    epoch: None,
+                    offset: None,
+                    restarts: 0,
+                    shard: k,
+                })
+            })
+            .collect();
         let state = ClusterFile {
             endpoint: format!("{bind}:{port}"),
             primary: None,
@@ -150,7 +164,13 @@ impl Table {
             if a.role != b.role && b.role != NodeRole::Starting && b.role != NodeRole::Down {
                 let epoch = b.epoch.map(|e| format!(", epoch {e}")).unwrap_or_default();
                 let shard = if s.shards > 1 { format!(" shard {}", b.shard) } else { String::new() };
-                println!("{}{shard} (pid {}, port {}): {}{epoch}", b.name, b.pid.map_or("-".into(), |p| p.to_string()), b.port, format!("{:?}", b.role).to_lowercase());
+                println!(
+                    "{}{shard} (pid {}, port {}): {}{epoch}",
+                    b.name,
+                    b.pid.map_or("-".into(), |p| p.to_string()),
+                    b.port,
+                    format!("{:?}", b.role).to_lowercase()
+                );
             }
         }
         if before.primary != s.primary {

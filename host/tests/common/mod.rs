@@ -35,7 +35,21 @@ impl Memoria {
         let thread = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async move {
-                let srv = server::start(ServerOptions { bind: "127.0.0.1".into(), port: 0, data_dir: "/nonexistent".into(), limits, log: None, node: "test".into(), replica_of: None, lease_ms: None, cluster: false, snapshots: None, auth }).await.expect("server starts");
+                let srv = server::start(ServerOptions {
+                    bind: "127.0.0.1".into(),
+                    port: 0,
+                    data_dir: "/nonexistent".into(),
+                    limits,
+                    log: None,
+                    node: "test".into(),
+                    replica_of: None,
+                    lease_ms: None,
+                    cluster: false,
+                    snapshots: None,
+                    auth,
+                })
+                .await
+                .expect("server starts");
                 port_tx.send(srv.addr.port()).unwrap();
                 let _ = stop_rx.await;
                 srv.shutdown().await;
@@ -84,9 +98,8 @@ pub fn free_port() -> u16 {
 
 impl RedisServer {
     pub fn start(extra: &[&str]) -> RedisServer {
-        let bin = which("redis-server").unwrap_or_else(|| {
-            panic!("redis-server is required for this test: install it with `apt-get install -y redis-server redis-tools`")
-        });
+        let bin = which("redis-server")
+            .unwrap_or_else(|| panic!("redis-server is required for this test: install it with `apt-get install -y redis-server redis-tools`"));
         for _ in 0..20 {
             let port = free_port();
             let mut child = Command::new(&bin)
@@ -282,22 +295,14 @@ pub fn start_logged_pair(tag: &str) -> LoggedPair {
 pub fn blocked_clients(port: u16) -> usize {
     let mut c = Raw::connect(port);
     let info = String::from_utf8_lossy(&c.cmd(&["INFO", "clients"])).into_owned();
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .and_then(|v| v.trim().parse().ok())
-        .expect("blocked_clients in INFO")
+    info.lines().find_map(|l| l.strip_prefix("blocked_clients:")).and_then(|v| v.trim().parse().ok()).expect("blocked_clients in INFO")
 }
 
 /// Waits (up to 10 s, a liveness bound) until exactly `n` clients are blocked.
 pub fn wait_blocked(port: u16, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while blocked_clients(port) != n {
-        assert!(
-            Instant::now() < deadline,
-            "expected {n} blocked clients, have {}",
-            blocked_clients(port)
-        );
+        assert!(Instant::now() < deadline, "expected {n} blocked clients, have {}", blocked_clients(port));
         std::thread::sleep(Duration::from_millis(5));
     }
 }
-

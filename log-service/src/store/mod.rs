@@ -153,10 +153,7 @@ pub(crate) fn to_i64(v: u64, what: &str) -> Result<i64, LogError> {
 }
 
 pub(crate) fn kind_from_db(log: &str, id: i64, k: i64) -> Result<crate::entry::Kind, LogError> {
-    u8::try_from(k)
-        .ok()
-        .and_then(crate::entry::Kind::from_u8)
-        .ok_or(LogError::Corrupt { log: log.to_owned(), id: id as u64 })
+    u8::try_from(k).ok().and_then(crate::entry::Kind::from_u8).ok_or(LogError::Corrupt { log: log.to_owned(), id: id as u64 })
 }
 
 pub(crate) fn checksum_from_db(log: &str, id: i64, b: &[u8]) -> Result<Checksum, LogError> {
@@ -164,5 +161,4 @@ pub(crate) fn checksum_from_db(log: &str, id: i64, b: &[u8]) -> Result<Checksum,
 }
 
 /// Kinds stored for leadership lookups (see the partial index in the migrations).
-pub(crate) const LEADERSHIP_KINDS: (i16, i16) =
-    (crate::entry::Kind::LeaseRenewal as i16, crate::entry::Kind::LeaderClaim as i16);
+pub(crate) const LEADERSHIP_KINDS: (i16, i16) = (crate::entry::Kind::LeaseRenewal as i16, crate::entry::Kind::LeaderClaim as i16);

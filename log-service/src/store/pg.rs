@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool, Row};
-use tokio::sync::{mpsc, Mutex, RwLock};
+use tokio::sync::{Mutex, RwLock, mpsc};
 
-use super::{checksum_from_db, kind_from_db, to_i64, InsertOutcome, LogMeta, LogStore, ReadRows, LEADERSHIP_KINDS};
+use super::{InsertOutcome, LEADERSHIP_KINDS, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
 use crate::chain::{Checksum, GENESIS};
 use crate::entry::{Entry, Head};
 use crate::error::LogError;
@@ -36,14 +36,7 @@ pub struct PgConfig {
 
 impl PgConfig {
     pub fn new(hosts: Vec<String>, user: &str, database: &str) -> Self {
-        PgConfig {
-            hosts,
-            user: user.to_owned(),
-            password: None,
-            database: database.to_owned(),
-            max_connections: 32,
-            connect_timeout: Duration::from_secs(2),
-        }
+        PgConfig { hosts, user: user.to_owned(), password: None, database: database.to_owned(), max_connections: 32, connect_timeout: Duration::from_secs(2) }
     }
 
     fn options_for(&self, host: &str) -> Result<PgConnectOptions, LogError> {
@@ -51,12 +44,7 @@ impl PgConfig {
             Some((h, p)) => (h, p.parse::<u16>().map_err(|_| LogError::Invalid(format!("bad port in {host}")))?),
             None => (host, 5432),
         };
-        let mut o = PgConnectOptions::new_without_pgpass()
-            .host(h)
-            .port(p)
-            .username(&self.user)
-            .database(&self.database)
-            .application_name("memoria-log");
+        let mut o = PgConnectOptions::new_without_pgpass().host(h).port(p).username(&self.user).database(&self.database).application_name("memoria-log");
         if let Some(pw) = &self.password {
             o = o.password(pw);
         }
@@ -133,10 +121,7 @@ impl PgStore {
                         .connect_with(opts.clone())
                         .await
                         .map_err(|e| LogError::Unavailable(format!("{host}: {e}")))?;
-                    sqlx::migrate!("../migrations/postgres")
-                        .run(&pool)
-                        .await
-                        .map_err(|e| LogError::Unavailable(format!("migrations on {host}: {e}")))?;
+                    sqlx::migrate!("../migrations/postgres").run(&pool).await.map_err(|e| LogError::Unavailable(format!("migrations on {host}: {e}")))?;
                     *generation += 1;
                     let c = Arc::new(Current { pool, opts, host: host.clone(), generation: *generation });
                     tracing::info!(host = %host, generation = *generation, "using PostgreSQL primary");
@@ -230,11 +215,7 @@ impl PgStore {
                 }
             }
             if let Some((_, x)) = conn.as_mut() {
-                let r = sqlx::query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
-                    .bind(CHANNEL)
-                    .bind(&payloads)
-                    .execute(&mut *x)
-                    .await;
+                let r = sqlx::query("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p").bind(CHANNEL).bind(&payloads).execute(&mut *x).await;
                 if let Err(e) = r {
                     tracing::debug!(error = %e, "NOTIFY failed; readers fall back to polling");
                     conn = None;
@@ -363,9 +344,7 @@ impl LogStore for PgStore {
             Ok(r) if r.rows_affected() == 0 => Ok(InsertOutcome::PrevMissing),
             Ok(r) => Err(LogError::Internal(format!("append wrote {} of {} rows", r.rows_affected(), rows.len()))),
             Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => Ok(InsertOutcome::Taken),
-            Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::ForeignKeyViolation => {
-                Err(LogError::NotFound(log.to_owned()))
-            }
+            Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::ForeignKeyViolation => Err(LogError::NotFound(log.to_owned())),
             Err(e) => Err(self.fail(&c, e).await),
         }
     }
@@ -399,11 +378,8 @@ impl LogStore for PgStore {
     async fn checksum_at(&self, log: &str, id: u64) -> Result<Option<Checksum>, LogError> {
         let i = to_i64(id, "id")?;
         let c = self.current().await?;
-        let r: Result<Option<Vec<u8>>, _> = sqlx::query_scalar("SELECT checksum FROM entries WHERE log = $1 AND id = $2")
-            .bind(log)
-            .bind(i)
-            .fetch_optional(&c.pool)
-            .await;
+        let r: Result<Option<Vec<u8>>, _> =
+            sqlx::query_scalar("SELECT checksum FROM entries WHERE log = $1 AND id = $2").bind(log).bind(i).fetch_optional(&c.pool).await;
         match r {
             Ok(None) => Ok(None),
             Ok(Some(sum)) => Ok(Some(checksum_from_db(log, i, &sum)?)),
@@ -491,12 +467,11 @@ impl LogStore for PgStore {
     async fn set_snapshot(&self, log: &str, id: u64) -> Result<u64, LogError> {
         let id = to_i64(id, "snapshot id")?;
         let c = self.current().await?;
-        let r: Result<Option<i64>, _> =
-            sqlx::query_scalar("UPDATE logs SET snapshot_id = GREATEST(snapshot_id, $1) WHERE name = $2 RETURNING snapshot_id")
-                .bind(id)
-                .bind(log)
-                .fetch_optional(&c.pool)
-                .await;
+        let r: Result<Option<i64>, _> = sqlx::query_scalar("UPDATE logs SET snapshot_id = GREATEST(snapshot_id, $1) WHERE name = $2 RETURNING snapshot_id")
+            .bind(id)
+            .bind(log)
+            .fetch_optional(&c.pool)
+            .await;
         match r {
             Ok(Some(v)) => Ok(v as u64),
             Ok(None) => Err(LogError::NotFound(log.to_owned())),

@@ -11,7 +11,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Row, SqliteConnection, SqlitePool};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{checksum_from_db, kind_from_db, to_i64, InsertOutcome, LogMeta, LogStore, ReadRows, LEADERSHIP_KINDS};
+use super::{InsertOutcome, LEADERSHIP_KINDS, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
 use crate::chain::{Checksum, GENESIS};
 use crate::entry::{Entry, Head};
 use crate::error::LogError;
@@ -78,10 +78,7 @@ impl SqliteStore {
             .connect_with(opts.clone())
             .await
             .map_err(db_err)?;
-        sqlx::migrate!("../migrations/sqlite")
-            .run(&writer)
-            .await
-            .map_err(|e| LogError::Internal(format!("sqlite migrations: {e}")))?;
+        sqlx::migrate!("../migrations/sqlite").run(&writer).await.map_err(|e| LogError::Internal(format!("sqlite migrations: {e}")))?;
         let readers = SqlitePoolOptions::new()
             .after_connect(|conn, _| Box::pin(super::sqlite_config::stable_plans(conn)))
             .max_connections(4)
@@ -121,7 +118,15 @@ impl SqliteStore {
     fn push_rows(qb: &mut sqlx::QueryBuilder<sqlx::Sqlite>, log: &str, ts_ms: i64, rows: &[Entry]) -> Result<(), LogError> {
         let mut vals: Vec<(i64, i64, i64, i64, i64, Bytes, Checksum)> = Vec::with_capacity(rows.len());
         for e in rows {
-            vals.push((to_i64(e.id, "id")?, to_i64(e.prev_id, "prev_id")?, to_i64(e.epoch, "epoch")?, e.kind as i64, e.format as i64, e.payload.clone(), e.checksum));
+            vals.push((
+                to_i64(e.id, "id")?,
+                to_i64(e.prev_id, "prev_id")?,
+                to_i64(e.epoch, "epoch")?,
+                e.kind as i64,
+                e.format as i64,
+                e.payload.clone(),
+                e.checksum,
+            ));
         }
         qb.push_values(vals, |mut b, (id, prev, epoch, kind, format, payload, sum)| {
             b.push_bind(log.to_owned())
@@ -274,9 +279,7 @@ async fn insert_one(conn: &mut SqliteConnection, job: &Job) -> Result<InsertOutc
 
 pub(crate) fn db_err(e: sqlx::Error) -> LogError {
     match &e {
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => {
-            LogError::Unavailable(e.to_string())
-        }
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed => LogError::Unavailable(e.to_string()),
         _ => LogError::Internal(e.to_string()),
     }
 }
@@ -343,12 +346,7 @@ impl LogStore for SqliteStore {
 
     async fn checksum_at(&self, log: &str, id: u64) -> Result<Option<Checksum>, LogError> {
         let i = to_i64(id, "id")?;
-        let r = sqlx::query("SELECT checksum FROM entries WHERE log = ? AND id = ?")
-            .bind(log)
-            .bind(i)
-            .fetch_optional(&self.readers)
-            .await
-            .map_err(db_err)?;
+        let r = sqlx::query("SELECT checksum FROM entries WHERE log = ? AND id = ?").bind(log).bind(i).fetch_optional(&self.readers).await.map_err(db_err)?;
         match r {
             None => Ok(None),
             Some(r) => {
@@ -382,11 +380,7 @@ impl LogStore for SqliteStore {
     }
 
     async fn first_id(&self, log: &str) -> Result<u64, LogError> {
-        let r: Option<i64> = sqlx::query_scalar("SELECT min(id) FROM entries WHERE log = ?")
-            .bind(log)
-            .fetch_one(&self.readers)
-            .await
-            .map_err(db_err)?;
+        let r: Option<i64> = sqlx::query_scalar("SELECT min(id) FROM entries WHERE log = ?").bind(log).fetch_one(&self.readers).await.map_err(db_err)?;
         Ok(r.unwrap_or(0) as u64)
     }
 
@@ -413,12 +407,7 @@ impl LogStore for SqliteStore {
     async fn list(&self) -> Result<Vec<LogMeta>, LogError> {
         let rows = sqlx::query("SELECT name, snapshot_id FROM logs ORDER BY name").fetch_all(&self.readers).await.map_err(db_err)?;
         rows.iter()
-            .map(|r| {
-                Ok(LogMeta {
-                    name: r.try_get("name").map_err(db_err)?,
-                    snapshot_id: r.try_get::<i64, _>("snapshot_id").map_err(db_err)? as u64,
-                })
-            })
+            .map(|r| Ok(LogMeta { name: r.try_get("name").map_err(db_err)?, snapshot_id: r.try_get::<i64, _>("snapshot_id").map_err(db_err)? as u64 }))
             .collect()
     }
 
@@ -496,7 +485,10 @@ mod tests {
         assert_eq!(synchronous(&store).await, 2);
         store.execute_raw("INSERT INTO logs (name, created_ms) VALUES ('l', 0)").await.unwrap();
         for id in 1..=5i64 {
-            let sql = format!("INSERT INTO entries (log, id, prev_id, epoch, kind, format, payload, checksum, ts_ms) VALUES ('l', {id}, {}, 1, 0, 1, x'00', zeroblob(32), 0)", id - 1);
+            let sql = format!(
+                "INSERT INTO entries (log, id, prev_id, epoch, kind, format, payload, checksum, ts_ms) VALUES ('l', {id}, {}, 1, 0, 1, x'00', zeroblob(32), 0)",
+                id - 1
+            );
             store.execute_raw(&sql).await.unwrap();
         }
         assert_eq!(store.delete_chunk("l", 4).await.unwrap(), 3);

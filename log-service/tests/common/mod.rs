@@ -99,10 +99,8 @@ impl PgInstance {
     }
 
     pub fn psql(&self, sql: &str) -> String {
-        let out = pg_cmd("psql")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", "memoria", "-Atc", sql])
-            .output()
-            .expect("psql");
+        let out =
+            pg_cmd("psql").args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", "memoria", "-Atc", sql]).output().expect("psql");
         assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }

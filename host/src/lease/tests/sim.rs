@@ -151,12 +151,7 @@ impl Sim<'_> {
     }
 
     fn in_fault(&self, node: usize, kind: FaultKind, t: u64) -> Option<u64> {
-        self.p
-            .faults
-            .iter()
-            .filter(|f| f.node == node && f.kind == kind && f.start <= t && t < f.start + f.len)
-            .map(|f| f.start + f.len)
-            .max()
+        self.p.faults.iter().filter(|f| f.node == node && f.kind == kind && f.start <= t && t < f.start + f.len).map(|f| f.start + f.len).max()
     }
 
     fn frozen_until(&self, node: usize, t: u64) -> Option<u64> {
@@ -178,11 +173,7 @@ impl Sim<'_> {
     }
 
     fn delay(&mut self) -> u64 {
-        if self.t < FAULTS_END && self.rng.pct(self.p.slow_pct) {
-            self.rng.below(self.p.slow_delay + 1)
-        } else {
-            self.rng.below(self.p.max_delay + 1)
-        }
+        if self.t < FAULTS_END && self.rng.pct(self.p.slow_pct) { self.rng.below(self.p.slow_delay + 1) } else { self.rng.below(self.p.max_delay + 1) }
     }
 
     fn dropped(&mut self) -> bool {
@@ -204,12 +195,8 @@ impl Sim<'_> {
     fn perform(&mut self, node: usize, actions: Vec<Action>) -> Result<(), String> {
         for a in actions {
             match a {
-                Action::AppendRenewal { token, prev_id, epoch, lease_ms } => {
-                    self.send(node, token, prev_id, epoch, EntryKind::LeaseRenewal, Some(lease_ms))
-                }
-                Action::AppendClaim { token, prev_id, epoch, lease_ms } => {
-                    self.send(node, token, prev_id, epoch, EntryKind::LeaderClaim, Some(lease_ms))
-                }
+                Action::AppendRenewal { token, prev_id, epoch, lease_ms } => self.send(node, token, prev_id, epoch, EntryKind::LeaseRenewal, Some(lease_ms)),
+                Action::AppendClaim { token, prev_id, epoch, lease_ms } => self.send(node, token, prev_id, epoch, EntryKind::LeaderClaim, Some(lease_ms)),
                 Action::BecomePrimary { epoch, last_id } => {
                     self.stats.elections += 1;
                     if let Some(other) = self.primaries.insert(epoch, node) {
@@ -322,9 +309,7 @@ impl Sim<'_> {
                     let now = self.local(node, t);
                     let ev = match ev {
                         Event::AppendAcked { token, last_id, .. } => Event::AppendAcked { token, last_id, now_ms: now },
-                        Event::AppendRejected { token, tail_id, tail_epoch, .. } => {
-                            Event::AppendRejected { token, tail_id, tail_epoch, now_ms: now }
-                        }
+                        Event::AppendRejected { token, tail_id, tail_epoch, .. } => Event::AppendRejected { token, tail_id, tail_epoch, now_ms: now },
                         other => other,
                     };
                     self.deliver(node, ev)?;
@@ -350,14 +335,7 @@ impl Sim<'_> {
                     if e.visible[node] > t {
                         break;
                     }
-                    let ev = Event::EntryRead {
-                        id: c,
-                        epoch: e.epoch,
-                        kind: e.kind,
-                        lease_ms: e.lease_ms,
-                        at_tail: c == self.log.len() as u64,
-                        now_ms: now,
-                    };
+                    let ev = Event::EntryRead { id: c, epoch: e.epoch, kind: e.kind, lease_ms: e.lease_ms, at_tail: c == self.log.len() as u64, now_ms: now };
                     self.nodes[node].cursor = c + 1;
                     self.deliver(node, ev)?;
                     if self.nodes[node].sm.role() == Role::Primary && !self.p.primary_tails[node] {
@@ -396,12 +374,7 @@ impl Sim<'_> {
             if s {
                 serving.push(i);
                 if n.sm.epoch() != self.max_epoch {
-                    return Err(format!(
-                        "t={}: node {i} serves as epoch {} but the log has a claim of epoch {}",
-                        self.t,
-                        n.sm.epoch(),
-                        self.max_epoch
-                    ));
+                    return Err(format!("t={}: node {i} serves as epoch {} but the log has a claim of epoch {}", self.t, n.sm.epoch(), self.max_epoch));
                 }
             }
         }
@@ -415,12 +388,7 @@ impl Sim<'_> {
 /// Runs one schedule. `Err` describes the first invariant broken.
 pub fn run(p: &Params, cfg: Config) -> Result<Stats, String> {
     let nodes = (0..N)
-        .map(|i| Node {
-            sm: Lease::unchecked(cfg.clone(), p.offset[i], 0, 0),
-            cursor: 1,
-            pending: HashSet::new(),
-            data_tokens: HashSet::new(),
-        })
+        .map(|i| Node { sm: Lease::unchecked(cfg.clone(), p.offset[i], 0, 0), cursor: 1, pending: HashSet::new(), data_tokens: HashSet::new() })
         .collect();
     let mut sim = Sim {
         p,
@@ -453,8 +421,12 @@ pub fn run(p: &Params, cfg: Config) -> Result<Stats, String> {
 const MAXP: i64 = DRIFT as i64;
 
 fn fault() -> impl Strategy<Value = Fault> {
-    (0..N, prop_oneof![Just(FaultKind::Freeze), Just(FaultKind::Partition)], 0u64..FAULTS_END, 1u64..1500)
-        .prop_map(|(node, kind, start, len)| Fault { node, kind, start, len: len.min(FAULTS_END - start) })
+    (0..N, prop_oneof![Just(FaultKind::Freeze), Just(FaultKind::Partition)], 0u64..FAULTS_END, 1u64..1500).prop_map(|(node, kind, start, len)| Fault {
+        node,
+        kind,
+        start,
+        len: len.min(FAULTS_END - start),
+    })
 }
 
 pub fn params() -> impl Strategy<Value = Params> {
@@ -467,19 +439,8 @@ pub fn params() -> impl Strategy<Value = Params> {
         prop::collection::vec(fault(), 0..8),
         any::<u64>(),
     )
-        .prop_map(|(drift_ppm, offset, tick_every, primary_tails, (max_delay, slow_pct, slow_delay, drop_pct, read_delay, write_pct), faults, seed)| Params {
-            drift_ppm,
-            offset,
-            tick_every,
-            primary_tails,
-            max_delay,
-            slow_pct,
-            slow_delay,
-            drop_pct,
-            read_delay,
-            write_pct,
-            faults,
-            seed,
+        .prop_map(|(drift_ppm, offset, tick_every, primary_tails, (max_delay, slow_pct, slow_delay, drop_pct, read_delay, write_pct), faults, seed)| {
+            Params { drift_ppm, offset, tick_every, primary_tails, max_delay, slow_pct, slow_delay, drop_pct, read_delay, write_pct, faults, seed }
         })
 }
 

@@ -265,7 +265,9 @@ impl Engine {
                     self.flush_pushes(&mut out);
                 }
                 batch::REC_SERVER_INFO => {
-                    self.st.server_info = rec.payload.to_vec();
+                    // Lines INFO server shows; the password hashes are taken, never shown
+                    // (Redis shows hashes only through ACL GETUSER/LIST, to admins).
+                    self.st.server_info.clear();
                     for line in rec.payload.split(|&b| b == b'\n') {
                         if let Some(p) = line.iter().position(|&b| b == b':') {
                             let (k, v) = (&line[..p], &line[p + 1..]);
@@ -276,11 +278,21 @@ impl Engine {
                                 "bind" => self.st.config.set_fixed("bind", v),
                                 "dir" => self.st.config.set_fixed("dir", v),
                                 "protected_mode" => self.st.config.set_fixed("protected-mode", v),
-                                "requirepass_sha256" => crate::acl::cmd::init_requirepass(&mut self.st.acl, v.as_bytes()),
-                                "internal_sha256" if v.len() == 64 => self.st.acl.internal = Some(v.as_bytes().to_vec()),
+                                "requirepass_sha256" => {
+                                    crate::acl::cmd::init_requirepass(&mut self.st.acl, v.as_bytes());
+                                    continue;
+                                }
+                                "internal_sha256" => {
+                                    if v.len() == 64 {
+                                        self.st.acl.internal = Some(v.as_bytes().to_vec());
+                                    }
+                                    continue;
+                                }
                                 _ => {}
                             }
                         }
+                        self.st.server_info.extend_from_slice(line);
+                        self.st.server_info.push(b'\n');
                     }
                     batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
                 }

@@ -426,3 +426,23 @@ fn supervisor_credential_only_with_the_token_hash() {
     // Not a user: never listed.
     assert!(!h.c("ACL USERS").contains("__memoria_internal"));
 }
+
+/// INFO shows no password hash, whatever its sections: a user allowed only `+info` must
+/// not read the default user's or the supervisor's hash (an unsalted SHA-256 of a short
+/// password falls to a dictionary). ACL LIST, for admins, still shows it, as Redis does.
+#[test]
+fn info_shows_no_password_hash() {
+    let secret = String::from_utf8(memoria_core::acl::hash_password(b"secret")).unwrap();
+    let token = String::from_utf8(memoria_core::acl::hash_password(b"tok")).unwrap();
+    let mut h = H::new();
+    server_info(&mut h.e, &format!("tcp_port:6379\nrequirepass_sha256:{secret}\ninternal_sha256:{token}\nprotected_mode:yes\n"));
+    assert_eq!(h.c("AUTH secret"), OK);
+    ck(&mut h, "ACL SETUSER reader on >pw -@all +info", OK);
+    assert_eq!(as_client(&mut h, 2, "AUTH reader pw"), OK);
+    for section in ["INFO", "INFO server", "INFO all", "INFO everything", "INFO default"] {
+        let info = as_client(&mut h, 2, section);
+        assert!(info.contains("tcp_port:6379"), "{info}");
+        assert!(!info.contains(&secret) && !info.contains(&token) && !info.contains("sha256"), "{section}: {info}");
+    }
+    assert!(h.c("ACL LIST").contains(&secret));
+}

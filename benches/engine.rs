@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use memoria_core::Engine;
-use memoria_core::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
 use memoria_host::wasm::{EngineFactory, ShardEngine};
 
 const BATCH_SIZES: [usize; 4] = [1, 16, 64, 256];
@@ -66,7 +66,7 @@ fn preload_batches(n: u64) -> Vec<Vec<u8>> {
                 break;
             }
             cmd.clear();
-            memoria_core::resp::encode_command(&mut cmd, &[&b"SET"[..], key(i).as_bytes(), &value(i)]);
+            memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"SET"[..], key(i).as_bytes(), &value(i)]);
             b.record(batch::REC_COMMAND, 1 + i % CLIENTS, &cmd);
             i += 1;
         }
@@ -103,8 +103,8 @@ fn workload(op: Op, size: usize, keys: u64) -> Vec<Vec<u8>> {
                 let k = rng.next_u64() % keys;
                 cmd.clear();
                 match op {
-                    Op::Get => memoria_core::resp::encode_command(&mut cmd, &[&b"GET"[..], key(k).as_bytes()]),
-                    Op::Set => memoria_core::resp::encode_command(&mut cmd, &[&b"SET"[..], key(k).as_bytes(), &value(rng.next_u64())]),
+                    Op::Get => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"GET"[..], key(k).as_bytes()]),
+                    Op::Set => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"SET"[..], key(k).as_bytes(), &value(rng.next_u64())]),
                 }
                 b.record(batch::REC_COMMAND, 1 + j as u64 % CLIENTS, &cmd);
             }

@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use memoria_core::Engine;
-use memoria_core::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
 use memoria_host::wasm::{EngineFactory, ShardEngine};
 
 const BATCH: usize = 64;
@@ -40,14 +40,14 @@ fn workload(op: &str, n: usize) -> Vec<Vec<u8>> {
         cmd.clear();
         let e = element(rng.below(KEYSPACE));
         match op {
-            "lpush" => memoria_core::resp::encode_command(&mut cmd, &[&b"LPUSH"[..], b"mylist", &data]),
-            "lpop" => memoria_core::resp::encode_command(&mut cmd, &[&b"LPOP"[..], b"mylist"]),
-            "sadd" => memoria_core::resp::encode_command(&mut cmd, &[&b"SADD"[..], b"myset", e.as_bytes()]),
+            "lpush" => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"LPUSH"[..], b"mylist", &data]),
+            "lpop" => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"LPOP"[..], b"mylist"]),
+            "sadd" => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"SADD"[..], b"myset", e.as_bytes()]),
             "zadd" => {
                 let score = rng.below(KEYSPACE).to_string();
-                memoria_core::resp::encode_command(&mut cmd, &[&b"ZADD"[..], b"myzset", score.as_bytes(), e.as_bytes()])
+                memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"ZADD"[..], b"myzset", score.as_bytes(), e.as_bytes()])
             }
-            "hset" => memoria_core::resp::encode_command(&mut cmd, &[&b"HSET"[..], b"myhash", e.as_bytes(), &data]),
+            "hset" => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"HSET"[..], b"myhash", e.as_bytes(), &data]),
             _ => panic!("unknown op {op}"),
         }
         b.record(batch::REC_COMMAND, 1 + (j % 8) as u64, &cmd);

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion};
 use memoria_core::Engine;
-use memoria_core::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
 
 const BATCH: usize = 64;
 const NOW_US: i64 = 1_700_000_000_000_000;
@@ -70,7 +70,7 @@ fn loaded(n: u64) -> Engine {
             args.push(member(i).into_bytes());
         }
         cmd.clear();
-        memoria_core::resp::encode_command(&mut cmd, &args);
+        memoria_core::protocol::resp::encode_command(&mut cmd, &args);
         b.record(batch::REC_COMMAND, 1, &cmd);
         let out = e.execute(&b.buf, NOW_US, 1);
         assert!(OutputReader::new(&out).all(|r| r.reply.starts_with(b":")));
@@ -89,11 +89,11 @@ fn workload(op: Op, n: u64) -> Vec<Vec<u8>> {
                 cmd.clear();
                 match op {
                     // XX: the set keeps its size, each command moves one member.
-                    Op::Zadd => memoria_core::resp::encode_command(&mut cmd, &["ZADD", "zs", "XX", &rng.below(n).to_string(), &member(i)]),
-                    Op::Zrank => memoria_core::resp::encode_command(&mut cmd, &["ZRANK", "zs", &member(i)]),
+                    Op::Zadd => memoria_core::protocol::resp::encode_command(&mut cmd, &["ZADD", "zs", "XX", &rng.below(n).to_string(), &member(i)]),
+                    Op::Zrank => memoria_core::protocol::resp::encode_command(&mut cmd, &["ZRANK", "zs", &member(i)]),
                     Op::Zrange => {
                         let s = i.min(n - 10);
-                        memoria_core::resp::encode_command(&mut cmd, &["ZRANGE", "zs", &s.to_string(), &(s + 9).to_string()])
+                        memoria_core::protocol::resp::encode_command(&mut cmd, &["ZRANGE", "zs", &s.to_string(), &(s + 9).to_string()])
                     }
                 }
                 b.record(batch::REC_COMMAND, 1, &cmd);

@@ -281,7 +281,7 @@ pub fn route(ctx: &Ctx<'_>, cmd: &CommandSpec, argv: &[&[u8]], asking: bool) -> 
     if cmd.name == "exec" {
         for raw in &queue {
             parsed.clear();
-            if crate::resp::read_command(raw, &mut parsed).is_none() {
+            if crate::protocol::resp::read_command(raw, &mut parsed).is_none() {
                 continue;
             }
             let qargv: Vec<&[u8]> = parsed.iter().map(|&(a, b)| &raw[a..b]).collect();

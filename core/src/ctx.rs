@@ -8,12 +8,12 @@ use alloc::vec::Vec;
 use crate::client::Client;
 use crate::engine::State;
 use crate::object::{Entry, NO_EXPIRE, Value};
-use crate::reply::Reply;
+use crate::protocol::reply::Reply;
 
 /// Appends one effect: `db` then the command as RESP.
 pub fn emit(fx: &mut Vec<u8>, db: usize, args: &[&[u8]]) {
     fx.push(db as u8);
-    crate::resp::encode_command(fx, args);
+    crate::protocol::resp::encode_command(fx, args);
 }
 
 impl State {
@@ -187,7 +187,7 @@ impl<'a> Ctx<'a> {
     /// Like `block`, re-running `argv` instead of the command itself.
     pub fn block_as(&mut self, keys: &[&[u8]], deadline: i64, argv: &[&[u8]]) {
         let mut cmd = Vec::new();
-        crate::resp::encode_command(&mut cmd, argv);
+        crate::protocol::resp::encode_command(&mut cmd, argv);
         self.block = Some(crate::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: Some(cmd), asking: false });
     }
 

@@ -134,7 +134,7 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             return;
         }
         let mut raw = Vec::new();
-        crate::resp::encode_command(&mut raw, argv);
+        crate::protocol::resp::encode_command(&mut raw, argv);
         ctx.client.multi.as_mut().unwrap().queue.push(raw);
         ctx.reply.simple(b"QUEUED");
         return;

@@ -4,13 +4,13 @@
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
-use crate::batch::{self, BatchReader, EffectReader};
 use crate::client::Client;
 use crate::config::Config;
 use crate::ctx::Ctx;
 use crate::db::Db;
 use crate::dict::Dict;
-use crate::reply::Reply;
+use crate::protocol::batch::{self, BatchReader, EffectReader};
+use crate::protocol::reply::Reply;
 use crate::table::CommandIndex;
 use crate::util::Rng;
 
@@ -193,7 +193,7 @@ impl Engine {
                 continue;
             }
             args.clear();
-            if crate::resp::read_command(rec.payload, &mut args).is_none() || args.len() < 2 {
+            if crate::protocol::resp::read_command(rec.payload, &mut args).is_none() || args.len() < 2 {
                 continue;
             }
             let db = match self.client_slots.get(&rec.client).and_then(|&s| self.clients[s].as_ref()) {
@@ -336,7 +336,7 @@ impl Engine {
         let mut close = false;
         let mut block = None;
         let mut unblock = Vec::new();
-        if crate::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
+        if crate::protocol::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
             let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
             crate::dispatch::call(&mut ctx, &argv);
@@ -413,7 +413,7 @@ impl Engine {
         let mut idx = Vec::new();
         for fx in EffectReader::new(&self.effects) {
             args.clear();
-            if crate::resp::read_command(fx.command, &mut args).is_none() {
+            if crate::protocol::resp::read_command(fx.command, &mut args).is_none() {
                 continue;
             }
             let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
@@ -458,7 +458,7 @@ impl Engine {
         self.effects.clear();
         self.reply.resp3 = client.resp3;
         let mut still = None;
-        if crate::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
+        if crate::protocol::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
             let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
             ctx.ready_key = Some(key);
@@ -554,7 +554,7 @@ impl Engine {
             }
             client.db = fx.db as usize;
             args.clear();
-            crate::resp::read_command(fx.command, &mut args);
+            crate::protocol::resp::read_command(fx.command, &mut args);
             let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
             self.reply.buf.clear();
             self.effects.clear();
@@ -619,9 +619,9 @@ mod tests {
     fn applying_effects_writes_none_of_its_own() {
         let mut e = Engine::new(1);
         let mut fx = alloc::vec![0u8];
-        crate::resp::encode_command(&mut fx, &[&b"SET"[..], b"k", b"v", b"EX", b"100"]);
+        crate::protocol::resp::encode_command(&mut fx, &[&b"SET"[..], b"k", b"v", b"EX", b"100"]);
         fx.push(0);
-        crate::resp::encode_command(&mut fx, &[&b"INCR"[..], b"n"]);
+        crate::protocol::resp::encode_command(&mut fx, &[&b"INCR"[..], b"n"]);
         assert_eq!(e.apply(&fx, 1_700_000_000_000_000), Ok(2));
         assert!(e.effects.is_empty(), "a replica's apply re-encoded effects: {:?}", alloc::string::String::from_utf8_lossy(&e.effects));
         assert_eq!(e.total_keys(), 2);

@@ -9,7 +9,6 @@ extern crate alloc;
 extern crate std;
 
 pub mod acl;
-pub mod batch;
 pub mod blocked;
 pub mod client;
 pub mod config;
@@ -21,8 +20,7 @@ pub mod engine;
 pub mod evict;
 pub mod expire;
 pub mod object;
-pub mod reply;
-pub mod resp;
+pub mod protocol;
 pub mod snapshot;
 pub mod stream;
 pub mod table;

@@ -69,7 +69,7 @@ pub fn exec(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let mut args = Vec::new();
     for raw in &m.queue {
         args.clear();
-        crate::resp::read_command(raw, &mut args);
+        crate::protocol::resp::read_command(raw, &mut args);
         let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &raw[a..b]).collect();
         // Replies of queued commands use the protocol in force when each runs.
         ctx.reply.resp3 = ctx.client.resp3;

@@ -17,7 +17,7 @@ use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
-use crate::reply::Reply;
+use crate::protocol::reply::Reply;
 use crate::util::glob_match;
 
 /// A client's subscriptions.
@@ -185,7 +185,7 @@ impl PubSub {
             data.clear();
             header(&mut data, resp3, m.items);
             data.extend_from_slice(&m.body);
-            crate::batch::write_out(out, crate::batch::REC_PUSH, id, 0, &data, b"");
+            crate::protocol::batch::write_out(out, crate::protocol::batch::REC_PUSH, id, 0, &data, b"");
         }
         self.outbox.clear();
         self.messages.clear();

@@ -17,7 +17,7 @@ use crate::ctx::Ctx;
 use crate::engine::State;
 use crate::notify;
 use crate::object::Value;
-use crate::reply::Reply;
+use crate::protocol::reply::Reply;
 use crate::stream::{AppendError, Entry, Group, INVALID_ENTRIES_READ, IdParse, Nack, Stream, StreamId, TrimArgs, TrimStrategy, lp::Ele};
 use crate::t_string::WRONGTYPE;
 use crate::util::{eq_ic, int_bytes, parse_i64};

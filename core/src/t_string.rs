@@ -13,7 +13,7 @@ use crate::util::{eq_ic, int_bytes, parse_f64, parse_i64};
 pub const WRONGTYPE: &[u8] = b"WRONGTYPE Operation against a key holding the wrong kind of value";
 
 /// Replies with a string value, or WRONGTYPE. Returns false on WRONGTYPE.
-fn reply_string(reply: &mut crate::reply::Reply, v: &Value) -> bool {
+fn reply_string(reply: &mut crate::protocol::reply::Reply, v: &Value) -> bool {
     match v {
         Value::Int(i) => reply.bulk_int(*i),
         Value::Str(s) => reply.bulk(s),

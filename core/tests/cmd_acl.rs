@@ -7,7 +7,7 @@ mod common;
 use cmdutil::*;
 use common::{H, NIL, OK, bulk, err, int};
 use memoria_core::Engine;
-use memoria_core::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
 use proptest::prelude::*;
 
 const NOAUTH: &str = "-NOAUTH Authentication required.\r\n";
@@ -138,7 +138,7 @@ fn deleting_a_user_closes_its_connections() {
     // The next command of that connection gets no reply: it is closed.
     let mut b = BatchWriter::new();
     b.begin(batch::REC_COMMAND, 2);
-    memoria_core::resp::encode_command(&mut b.buf, &[b"PING"]);
+    memoria_core::protocol::resp::encode_command(&mut b.buf, &[b"PING"]);
     b.end();
     let out = h.e.execute(&b.buf, h.now_ms * 1000, 1);
     let rec = OutputReader::new(&out).next().unwrap();
@@ -212,10 +212,10 @@ fn replay(effects: &[u8]) -> Engine {
 fn acl_list(e: &mut Engine, pass: &str) -> Vec<u8> {
     let mut b = BatchWriter::new();
     b.begin(batch::REC_COMMAND, 1);
-    memoria_core::resp::encode_command(&mut b.buf, &[&b"AUTH"[..], b"default", pass.as_bytes()]);
+    memoria_core::protocol::resp::encode_command(&mut b.buf, &[&b"AUTH"[..], b"default", pass.as_bytes()]);
     b.end();
     b.begin(batch::REC_COMMAND, 1);
-    memoria_core::resp::encode_command(&mut b.buf, &[&b"ACL"[..], b"LIST"]);
+    memoria_core::protocol::resp::encode_command(&mut b.buf, &[&b"ACL"[..], b"LIST"]);
     b.end();
     let out = e.execute(&b.buf, 1_700_000_000_000_000, 1);
     OutputReader::new(&out).nth(1).unwrap().reply.to_vec()

@@ -7,7 +7,7 @@ mod common;
 
 use cmdutil::*;
 use common::*;
-use memoria_core::batch::{self, BatchWriter};
+use memoria_core::protocol::batch::{self, BatchWriter};
 
 /// Gives the engine its role and cluster facts, as the host does in REC_ROLE.
 fn role(h: &mut H, text: &str) {
@@ -283,7 +283,7 @@ fn an_import_wakes_a_client_blocked_on_the_key() {
         let mut b = BatchWriter::new();
         for (c, args) in cmds {
             b.begin(batch::REC_COMMAND, *c);
-            memoria_core::resp::encode_command(&mut b.buf, args);
+            memoria_core::protocol::resp::encode_command(&mut b.buf, args);
             b.end();
         }
         let out = h.e.execute(&b.buf, h.now_ms * 1000, 9);

@@ -274,7 +274,7 @@ fn reset_and_quit() {
 /// strings are RESP3 types that degrade to RESP2 forms, as Redis's addReply* do).
 #[test]
 fn reply_encoder_dialects() {
-    use memoria_core::reply::Reply;
+    use memoria_core::protocol::reply::Reply;
     let enc = |resp3: bool, f: &dyn Fn(&mut Reply)| -> String {
         let mut r = Reply::new();
         r.resp3 = resp3;

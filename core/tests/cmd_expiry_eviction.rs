@@ -119,9 +119,9 @@ fn noeviction_refuses_growing_commands() {
     // A replica applying effects never refuses them.
     let mut r = memoria_core::Engine::new(1);
     r.set_memory_probe(fake_probe);
-    let mut b = memoria_core::batch::BatchWriter::new();
-    b.begin(memoria_core::batch::REC_COMMAND, 1);
-    memoria_core::resp::encode_command(&mut b.buf, &["CONFIG", "SET", "maxmemory", "1mb"]);
+    let mut b = memoria_core::protocol::batch::BatchWriter::new();
+    b.begin(memoria_core::protocol::batch::REC_COMMAND, 1);
+    memoria_core::protocol::resp::encode_command(&mut b.buf, &["CONFIG", "SET", "maxmemory", "1mb"]);
     b.end();
     r.execute(&b.buf, h.now_ms * 1000, 1);
     r.apply(&h.effects, h.now_ms * 1000).unwrap();
@@ -310,11 +310,11 @@ fn active_expire_effort_and_replica_mode() {
     replay.extend_from_slice(&p.effects);
     r.apply(&replay, p.now_ms * 1000).unwrap();
     assert_eq!(r.dbsize(0), 10);
-    let mut b = memoria_core::batch::BatchWriter::new();
-    b.record(memoria_core::batch::REC_ROLE, 0, b"replica");
+    let mut b = memoria_core::protocol::batch::BatchWriter::new();
+    b.record(memoria_core::protocol::batch::REC_ROLE, 0, b"replica");
     r.execute(&b.buf, (p.now_ms + 100) * 1000, 1);
-    let mut b = memoria_core::batch::BatchWriter::new();
-    b.record(memoria_core::batch::REC_TICK, 0, b"");
+    let mut b = memoria_core::protocol::batch::BatchWriter::new();
+    b.record(memoria_core::protocol::batch::REC_TICK, 0, b"");
     r.execute(&b.buf, (p.now_ms + 100) * 1000, 2);
     // (a replica's state only changes through apply)
     let mark = p.effects.len();

@@ -8,8 +8,8 @@ mod common;
 
 use cmdutil::*;
 use common::{H, NIL, OK, bulk, err, int};
-use memoria_core::batch::{self, BatchWriter, OutputReader};
-use memoria_core::resp::encode_command;
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::resp::encode_command;
 
 const WT: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 const NILARR: &str = "*-1\r\n";

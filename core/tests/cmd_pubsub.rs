@@ -7,8 +7,8 @@ mod common;
 
 use cmdutil::*;
 use common::{H, OK, bulk, err, int};
-use memoria_core::batch::{self, BatchWriter, OutputReader};
-use memoria_core::resp::encode_command;
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::resp::encode_command;
 
 /// Runs one command as client `who`; returns its reply and the messages for other clients.
 fn run(h: &mut H, who: u64, line: &str) -> (String, Vec<(u64, String)>) {

@@ -211,8 +211,8 @@ fn info_sections() {
     let r = h.c("INFO keyspace");
     assert!(r.starts_with("=") && r.contains("\r\ntxt:# Keyspace\r\n"), "{r:?}");
     // The host's facts appear in the server section and in CONFIG GET.
-    let mut b = memoria_core::batch::BatchWriter::new();
-    b.record(memoria_core::batch::REC_SERVER_INFO, 0, b"tcp_port:7777\nprocess_id:42\n");
+    let mut b = memoria_core::protocol::batch::BatchWriter::new();
+    b.record(memoria_core::protocol::batch::REC_SERVER_INFO, 0, b"tcp_port:7777\nprocess_id:42\n");
     h.e.execute(&b.buf, h.now_ms * 1000, 1);
     h.c("HELLO 2");
     ck(&mut h, "CONFIG GET port", bulks(&["port", "7777"]));

@@ -7,8 +7,8 @@ mod common;
 
 use cmdutil::*;
 use common::{H, NIL, OK, bulk, err, int};
-use memoria_core::batch::{self, BatchWriter, OutputReader};
-use memoria_core::resp::encode_command;
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::resp::encode_command;
 
 const Q: &str = "+QUEUED\r\n";
 const T0: i64 = 1_700_000_000_000;
@@ -304,10 +304,10 @@ fn run_batch(h: &mut H, cmds: &[(u64, &str)]) -> Vec<(u64, u8, String, Vec<Strin
     let out = h.e.execute(&b.buf, h.now_ms * 1000, 99);
     OutputReader::new(&out)
         .map(|r| {
-            let fx: Vec<String> = memoria_core::batch::EffectReader::new(r.effects)
+            let fx: Vec<String> = memoria_core::protocol::batch::EffectReader::new(r.effects)
                 .map(|fx| {
                     let mut args = Vec::new();
-                    memoria_core::resp::read_command(fx.command, &mut args).unwrap();
+                    memoria_core::protocol::resp::read_command(fx.command, &mut args).unwrap();
                     let parts: Vec<String> = args.iter().map(|&(a, b)| String::from_utf8_lossy(&fx.command[a..b]).into_owned()).collect();
                     format!("{}:{}", fx.db, parts.join(" "))
                 })

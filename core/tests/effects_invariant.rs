@@ -328,7 +328,7 @@ fn list_cmd() -> impl Strategy<Value = Vec<String>> {
 /// Three clients, so blocking commands wait and are served by other clients'
 /// writes (their effects come in REC_UNBLOCKED records); deadlines fire as REC_UNBLOCK.
 fn check_clients(steps: &[(u64, Step)]) -> Result<(), TestCaseError> {
-    use memoria_core::batch::{self, BatchWriter, OutputReader};
+    use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
     let mut e = Engine::new(42);
     let mut now_ms: i64 = 1_700_000_000_000;
     let mut effects = Vec::new();
@@ -343,7 +343,7 @@ fn check_clients(steps: &[(u64, Step)]) -> Result<(), TestCaseError> {
         match st {
             Step::Cmd(args) => {
                 b.begin(batch::REC_COMMAND, *client);
-                memoria_core::resp::encode_command(&mut b.buf, args);
+                memoria_core::protocol::resp::encode_command(&mut b.buf, args);
                 b.end();
             }
             Step::Sleep(ms) => now_ms += ms,

@@ -480,7 +480,7 @@ impl Conn {
     /// Sends one command without waiting for its reply (read it with `read_reply`).
     pub async fn send(&mut self, argv: &[&[u8]]) -> io::Result<()> {
         let mut buf = Vec::new();
-        memoria_core::resp::encode_command(&mut buf, argv);
+        memoria_core::protocol::resp::encode_command(&mut buf, argv);
         self.io.get_mut().write_all(&buf).await
     }
 
@@ -488,7 +488,7 @@ impl Conn {
     pub async fn pipeline(&mut self, cmds: &[Vec<&[u8]>]) -> io::Result<Vec<Reply>> {
         let mut buf = Vec::new();
         for argv in cmds {
-            memoria_core::resp::encode_command(&mut buf, argv);
+            memoria_core::protocol::resp::encode_command(&mut buf, argv);
         }
         self.io.get_mut().write_all(&buf).await?;
         let mut out = Vec::with_capacity(cmds.len());

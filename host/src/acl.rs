@@ -37,7 +37,7 @@ pub fn new_internal_token() -> std::io::Result<String> {
 pub fn internal_auth_command() -> Option<Vec<u8>> {
     let t = std::env::var(INTERNAL_TOKEN_ENV).ok().filter(|t| !t.is_empty())?;
     let mut out = Vec::new();
-    memoria_core::resp::encode_command(&mut out, &[&b"AUTH"[..], memoria_core::acl::INTERNAL_USER, t.as_bytes()]);
+    memoria_core::protocol::resp::encode_command(&mut out, &[&b"AUTH"[..], memoria_core::acl::INTERNAL_USER, t.as_bytes()]);
     Some(out)
 }
 

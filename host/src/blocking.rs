@@ -1,5 +1,5 @@
 //! Blocked clients, the connection side (the engine keeps who waits on which key and
-//! serves them; see `memoria_core::batch` for the protocol).
+//! serves them; see `memoria_core::protocol::batch` for the protocol).
 //!
 //! While a client is blocked, nothing else of it may run: its later pipelined commands
 //! wait here, in order, and go into the batch after it is answered. Deadlines are fired
@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use memoria_core::batch::{self, BatchReader, BatchWriter};
+use memoria_core::protocol::batch::{self, BatchReader, BatchWriter};
 
 #[derive(Default)]
 struct Parked {

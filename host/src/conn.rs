@@ -9,8 +9,8 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use memoria_core::batch::{self, BatchWriter};
-use memoria_core::resp::{self, Frame, Limits};
+use memoria_core::protocol::batch::{self, BatchWriter};
+use memoria_core::protocol::resp::{self, Frame, Limits};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc::unbounded_channel;

@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use memoria_core::batch::{self, BatchReader, BatchWriter, EffectReader, OutputReader};
+use memoria_core::protocol::batch::{self, BatchReader, BatchWriter, EffectReader, OutputReader};
 use memoria_core::table::{CommandIndex, flags};
 use memoria_log::{Appended, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, WeakUnboundedSender, unbounded_channel};
@@ -933,7 +933,7 @@ impl Shard {
             return 0;
         }
         args.clear();
-        if memoria_core::resp::read_command(cmd, args).is_none() || args.is_empty() {
+        if memoria_core::protocol::resp::read_command(cmd, args).is_none() || args.is_empty() {
             return 0;
         }
         let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &cmd[a..b]).collect();

@@ -17,7 +17,7 @@ pub struct WaitRequest {
 /// Parses `WAIT n timeout` from a command's RESP bytes; None for any other command.
 pub fn parse(cmd: &[u8], args: &mut Vec<(usize, usize)>) -> Option<WaitRequest> {
     args.clear();
-    memoria_core::resp::read_command(cmd, args)?;
+    memoria_core::protocol::resp::read_command(cmd, args)?;
     if args.len() != 3 || !cmd[args[0].0..args[0].1].eq_ignore_ascii_case(b"wait") {
         return None;
     }

@@ -67,9 +67,9 @@ fn a_waiter_is_served_before_the_next_command_of_anyone() {
     wait_blocked(m.port, 1);
     let mut p = Raw::connect(m.port);
     let mut pipe = Vec::new();
-    memoria_core::resp::encode_command(&mut pipe, &["LPUSH", "q", "x"]);
-    memoria_core::resp::encode_command(&mut pipe, &["LPOP", "q"]);
-    memoria_core::resp::encode_command(&mut pipe, &["BLPOP", "q", "0.01"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["LPUSH", "q", "x"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["LPOP", "q"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["BLPOP", "q", "0.01"]);
     p.send_raw(&pipe);
     assert_eq!(p.read_reply(), b":1\r\n");
     assert_eq!(p.read_reply(), b"$-1\r\n");
@@ -160,9 +160,9 @@ fn pipelined_commands_wait_behind_a_blocked_one() {
     let m = Memoria::start();
     let mut w = Raw::connect(m.port);
     let mut pipe = Vec::new();
-    memoria_core::resp::encode_command(&mut pipe, &["BLPOP", "q", "0"]);
-    memoria_core::resp::encode_command(&mut pipe, &["SET", "after", "1"]);
-    memoria_core::resp::encode_command(&mut pipe, &["LLEN", "q"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["BLPOP", "q", "0"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["SET", "after", "1"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["LLEN", "q"]);
     w.send_raw(&pipe);
     wait_blocked(m.port, 1);
     // More commands arrive while it is blocked: they wait too.
@@ -177,9 +177,9 @@ fn pipelined_commands_wait_behind_a_blocked_one() {
     assert_eq!(w.read_reply(), bulk("1"));
     // A second blocking command in the released pipeline blocks again, in order.
     let mut pipe = Vec::new();
-    memoria_core::resp::encode_command(&mut pipe, &["BLPOP", "none", "0"]);
-    memoria_core::resp::encode_command(&mut pipe, &["BLPOP", "none2", "0"]);
-    memoria_core::resp::encode_command(&mut pipe, &["PING"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["BLPOP", "none", "0"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["BLPOP", "none2", "0"]);
+    memoria_core::protocol::resp::encode_command(&mut pipe, &["PING"]);
     w.send_raw(&pipe);
     wait_blocked(m.port, 1);
     p.cmd(&["RPUSH", "none", "1"]);

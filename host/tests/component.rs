@@ -215,16 +215,16 @@ fn engine_names_in_export_section() {
 
 #[test]
 fn instance_runs_a_batch() {
-    use memoria_core::batch::{self, BatchWriter, OutputReader};
+    use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
     let f = EngineFactory::new().unwrap();
     let mut e = f.instantiate(42).unwrap();
     let mut b = BatchWriter::new();
     b.record(batch::REC_CONNECT, 1, b"127.0.0.1:1\n127.0.0.1:2");
     let mut cmd = Vec::new();
-    memoria_core::resp::encode_command(&mut cmd, &["SET", "k", "v"]);
+    memoria_core::protocol::resp::encode_command(&mut cmd, &["SET", "k", "v"]);
     b.record(batch::REC_COMMAND, 1, &cmd);
     cmd.clear();
-    memoria_core::resp::encode_command(&mut cmd, &["GET", "k"]);
+    memoria_core::protocol::resp::encode_command(&mut cmd, &["GET", "k"]);
     b.record(batch::REC_COMMAND, 1, &cmd);
     let out = e.execute(&b.buf, 1_700_000_000_000_000, 7).unwrap();
     let replies: Vec<Vec<u8>> = OutputReader::new(&out).filter(|r| r.kind == batch::REC_COMMAND).map(|r| r.reply.to_vec()).collect();

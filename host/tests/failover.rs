@@ -96,7 +96,7 @@ impl Conn {
 
     fn send(&mut self, args: &[&str]) -> std::io::Result<()> {
         let mut out = Vec::new();
-        memoria_core::resp::encode_command(&mut out, args);
+        memoria_core::protocol::resp::encode_command(&mut out, args);
         self.s.write_all(&out)
     }
 

@@ -12,7 +12,7 @@ use std::net::{Shutdown, TcpStream};
 use std::time::Duration;
 
 use common::{Memoria, Raw, RedisServer};
-use memoria_core::resp::Limits;
+use memoria_core::protocol::resp::Limits;
 use memoria_core::util::Rng;
 use memoria_host::conn::ConnLimits;
 
@@ -405,7 +405,7 @@ fn garbage_from_one_client_does_not_disturb_another() {
             // A pipelined burst in between.
             let mut batch = Vec::new();
             for j in 0..50 {
-                memoria_core::resp::encode_command(&mut batch, &["ECHO", &format!("{i}-{j}")]);
+                memoria_core::protocol::resp::encode_command(&mut batch, &["ECHO", &format!("{i}-{j}")]);
             }
             c.send_raw(&batch);
             for j in 0..50 {
@@ -454,7 +454,7 @@ fn clients_that_vanish_mid_command() {
         // Small enough that the replies fit the socket buffers: the server must not block
         // on us while we still write.
         for i in 0..5_000 {
-            memoria_core::resp::encode_command(&mut batch, &["SET", &format!("unread:{i}"), "x"]);
+            memoria_core::protocol::resp::encode_command(&mut batch, &["SET", &format!("unread:{i}"), "x"]);
         }
         s.write_all(&batch).unwrap();
     }
@@ -514,10 +514,10 @@ fn pipeline_of_100k_commands_is_answered_completely_and_in_order() {
         let mut out = Vec::with_capacity(N * 32);
         for i in 0..N {
             match i % 4 {
-                0 => memoria_core::resp::encode_command(&mut out, &["INCR", "seq"]),
-                1 => memoria_core::resp::encode_command(&mut out, &["ECHO", &i.to_string()]),
-                2 => memoria_core::resp::encode_command(&mut out, &["SET", &format!("p:{i}"), &i.to_string()]),
-                _ => memoria_core::resp::encode_command(&mut out, &["GET", &format!("p:{}", i - 1)]),
+                0 => memoria_core::protocol::resp::encode_command(&mut out, &["INCR", "seq"]),
+                1 => memoria_core::protocol::resp::encode_command(&mut out, &["ECHO", &i.to_string()]),
+                2 => memoria_core::protocol::resp::encode_command(&mut out, &["SET", &format!("p:{i}"), &i.to_string()]),
+                _ => memoria_core::protocol::resp::encode_command(&mut out, &["GET", &format!("p:{}", i - 1)]),
             }
         }
         // In uneven slices, so commands straddle reads.
@@ -682,8 +682,8 @@ fn big_values_round_trip() {
     // The same over raw bytes, sent in odd-sized pieces, with a command right behind it.
     let mut c = Raw::connect(m.port);
     let mut req = Vec::new();
-    memoria_core::resp::encode_command(&mut req, &[&b"SET"[..], b"big2", &big]);
-    memoria_core::resp::encode_command(&mut req, &["STRLEN", "big2"]);
+    memoria_core::protocol::resp::encode_command(&mut req, &[&b"SET"[..], b"big2", &big]);
+    memoria_core::protocol::resp::encode_command(&mut req, &["STRLEN", "big2"]);
     for chunk in req.chunks(99_991) {
         c.send_raw(chunk);
     }

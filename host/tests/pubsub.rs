@@ -61,7 +61,7 @@ fn publishers(port: u16, channel: &'static str, n_pub: usize, per: usize) {
                 for chunk in (0..per).collect::<Vec<_>>().chunks(50) {
                     let mut out = Vec::new();
                     for i in chunk {
-                        memoria_core::resp::encode_command(&mut out, &["PUBLISH", channel, &format!("p{p}:{i}")]);
+                        memoria_core::protocol::resp::encode_command(&mut out, &["PUBLISH", channel, &format!("p{p}:{i}")]);
                     }
                     c.s.write_all(&out).unwrap();
                     for _ in chunk {

@@ -16,7 +16,7 @@
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use memoria_core::Engine;
-use memoria_core::batch::{self, BatchWriter, EffectReader, OutputReader};
+use memoria_core::protocol::batch::{self, BatchWriter, EffectReader, OutputReader};
 use memoria_core::table::{COMMANDS, CommandIndex};
 use std::sync::OnceLock;
 
@@ -301,7 +301,7 @@ impl Run {
             for f in fx.by_ref() {
                 assert!((f.db as usize) < memoria_core::engine::NUM_DBS, "effect in db {}", f.db);
                 let mut a = Vec::new();
-                memoria_core::resp::read_command(f.command, &mut a);
+                memoria_core::protocol::resp::read_command(f.command, &mut a);
                 let argv: Vec<&[u8]> = a.iter().map(|&(x, y)| &f.command[x..y]).collect();
                 let spec = self.index.resolve(&argv);
                 assert!(spec.is_some(), "effect names an unknown command: {:?}", String::from_utf8_lossy(f.command));
@@ -324,14 +324,14 @@ pub fn run(steps: &Steps) {
                 let (name, arity) = &cmds[*cmd as usize % cmds.len()];
                 let name: Vec<&[u8]> = name.iter().map(|n| n.as_bytes()).collect();
                 b.begin(batch::REC_COMMAND, 1 + *client as u64 % CLIENTS);
-                memoria_core::resp::encode_command(&mut b.buf, &argv(&name, *arity, args));
+                memoria_core::protocol::resp::encode_command(&mut b.buf, &argv(&name, *arity, args));
                 b.end();
             }
             Step::Raw { client, name, args } => {
                 let mut v = vec![name.clone()];
                 v.extend(args.iter().map(Arg::render));
                 b.begin(batch::REC_COMMAND, 1 + *client as u64 % CLIENTS);
-                memoria_core::resp::encode_command(&mut b.buf, &v);
+                memoria_core::protocol::resp::encode_command(&mut b.buf, &v);
                 b.end();
             }
             Step::Flush => r.execute(&mut b),
@@ -375,7 +375,7 @@ pub fn effect_lines(fx: &[u8]) -> String {
     let mut s = String::new();
     for f in EffectReader::new(fx) {
         let mut a = Vec::new();
-        memoria_core::resp::read_command(f.command, &mut a);
+        memoria_core::protocol::resp::read_command(f.command, &mut a);
         let parts: Vec<String> = a.iter().map(|&(x, y)| String::from_utf8_lossy(&f.command[x..y]).into_owned()).collect();
         s.push_str(&format!("\n  {}: {}", f.db, parts.join(" ")));
     }

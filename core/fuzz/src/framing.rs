@@ -1,4 +1,4 @@
-//! Target `resp`: the request framer (`memoria_core::resp::frame`) on arbitrary bytes, as
+//! Target `resp`: the request framer (`memoria_core::protocol::resp::frame`) on arbitrary bytes, as
 //! the host's connection loop drives it (`host/src/conn.rs`, `frame_all`: frame every
 //! complete command at the front of the read buffer, keep the rest for the next read).
 //!
@@ -11,8 +11,8 @@
 //! - the commands and the final outcome do not depend on how the bytes were split into
 //!   reads (TCP may deliver any split).
 
-use memoria_core::batch::{self, BatchReader, BatchWriter};
-use memoria_core::resp::{self, Frame, Limits};
+use memoria_core::protocol::batch::{self, BatchReader, BatchWriter};
+use memoria_core::protocol::resp::{self, Frame, Limits};
 
 #[derive(Debug, PartialEq, Eq)]
 enum End {

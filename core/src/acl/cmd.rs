@@ -449,7 +449,7 @@ pub fn dump_users(acl: &Acl) -> Vec<Vec<u8>> {
         let mut args: Vec<&[u8]> = alloc::vec![b"ACL", b"SETUSER", &u.name];
         args.extend(words.iter().map(|w| w.as_slice()));
         let mut cmd = Vec::new();
-        crate::resp::encode_command(&mut cmd, &args);
+        crate::protocol::resp::encode_command(&mut cmd, &args);
         out.push(cmd);
     }
     out

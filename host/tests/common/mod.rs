@@ -176,7 +176,7 @@ impl Raw {
     pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {
         use std::io::Write;
         let mut out = Vec::new();
-        memoria_core::resp::encode_command(&mut out, args);
+        memoria_core::protocol::resp::encode_command(&mut out, args);
         self.s.write_all(&out).unwrap();
     }
 

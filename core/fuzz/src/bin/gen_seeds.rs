@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 use memoria_core::Engine;
-use memoria_core::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
 use memoria_fuzz::engine::{Step, encode, parse_line};
 use memoria_log::codec::{AppendRequest, ReadBatch};
 use memoria_log::{Appended, Checksum, Entry, Kind, LeasePayload, MarkPayload, NewEntry, chain};
@@ -66,7 +66,7 @@ fn effects_of(family: &str) -> Vec<u8> {
             l => {
                 b.begin(batch::REC_COMMAND, client);
                 let words: Vec<&str> = l.split(' ').collect();
-                memoria_core::resp::encode_command(&mut b.buf, &words);
+                memoria_core::protocol::resp::encode_command(&mut b.buf, &words);
                 b.end();
             }
         }

@@ -242,7 +242,7 @@ impl<'a> EffectReader<'a> {
         let db = self.buf[self.pos];
         let rest = &self.buf[self.pos + 1..];
         args.clear();
-        let n = crate::resp::read_command(rest, args)?;
+        let n = crate::protocol::resp::read_command(rest, args)?;
         self.pos += 1 + n;
         Some(Effect { db, command: &rest[..n] })
     }

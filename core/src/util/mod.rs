@@ -1,0 +1,16 @@
+//! Leaf helpers every layer may use: numbers and glob patterns with Redis's exact rules,
+//! the seeded PRNG, and ASCII case-insensitive comparison.
+
+mod glob;
+mod num;
+mod rng;
+
+pub use glob::glob_match;
+pub use num::*;
+pub use rng::Rng;
+
+/// ASCII case-insensitive equality for command and option names.
+#[inline]
+pub fn eq_ic(a: &[u8], b: &[u8]) -> bool {
+    a.eq_ignore_ascii_case(b)
+}

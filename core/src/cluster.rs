@@ -231,7 +231,7 @@ pub fn enabled(ctx: &Ctx<'_>) -> bool {
 
 fn existing(ctx: &Ctx<'_>, key: &[u8]) -> bool {
     match ctx.st.dbs[0].keys.get(key) {
-        Some(e) => e.expire_at == crate::object::NO_EXPIRE || e.expire_at > ctx.st.now_ms,
+        Some(e) => e.expire_at == crate::keyspace::object::NO_EXPIRE || e.expire_at > ctx.st.now_ms,
         None => false,
     }
 }

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use crate::client::Client;
 use crate::engine::State;
-use crate::object::{Entry, NO_EXPIRE, Value};
+use crate::keyspace::object::{Entry, NO_EXPIRE, Value};
 use crate::protocol::reply::Reply;
 
 /// Appends one effect: `db` then the command as RESP.

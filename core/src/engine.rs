@@ -7,11 +7,11 @@ use alloc::vec::Vec;
 use crate::client::Client;
 use crate::config::Config;
 use crate::ctx::Ctx;
-use crate::db::Db;
-use crate::dict::Dict;
+use crate::keyspace::db::Db;
 use crate::protocol::batch::{self, BatchReader, EffectReader};
 use crate::protocol::reply::Reply;
 use crate::table::CommandIndex;
+use crate::types::dict::Dict;
 use crate::util::Rng;
 
 pub const NUM_DBS: usize = 16;
@@ -187,7 +187,7 @@ impl Engine {
     fn prefetch_batch(&mut self, input: &[u8]) {
         let mut touched = 0u64;
         let mut args = core::mem::take(&mut self.args);
-        let mut heads: Vec<*const crate::object::Entry> = Vec::new();
+        let mut heads: Vec<*const crate::keyspace::object::Entry> = Vec::new();
         for rec in BatchReader::new(input) {
             if rec.kind != batch::REC_COMMAND {
                 continue;
@@ -210,8 +210,8 @@ impl Engine {
             // modified the tables since; this only reads one byte of each value.
             let e = unsafe { &*e };
             touched = touched.wrapping_add(match &e.val {
-                crate::object::Value::Str(s) => s.first().copied().unwrap_or(0) as u64,
-                crate::object::Value::Raw(s) => s.first().copied().unwrap_or(0) as u64,
+                crate::keyspace::object::Value::Str(s) => s.first().copied().unwrap_or(0) as u64,
+                crate::keyspace::object::Value::Raw(s) => s.first().copied().unwrap_or(0) as u64,
                 _ => 0,
             });
         }

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use crate::config::EvictionPolicy;
 use crate::ctx::{Ctx, emit};
-use crate::object::NO_EXPIRE;
+use crate::keyspace::object::NO_EXPIRE;
 
 /// wasm32 linear memory tops out at 4 GiB and never shrinks; refuse single allocations
 /// that would take the engine near it even when no maxmemory is configured.

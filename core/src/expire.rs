@@ -28,7 +28,7 @@ pub fn active_expire_cycle(st: &mut State, fx: &mut Vec<u8>) {
             for _ in 0..samples {
                 let Some((k, _)) = st.dbs[db].expires.random(&mut st.rng) else { break };
                 let at = st.dbs[db].keys.get(k).map(|e| e.expire_at).unwrap_or(i64::MAX);
-                if at != crate::object::NO_EXPIRE && at <= st.now_ms && !expired.iter().any(|x: &Vec<u8>| x == k) {
+                if at != crate::keyspace::object::NO_EXPIRE && at <= st.now_ms && !expired.iter().any(|x: &Vec<u8>| x == k) {
                     expired.push(k.to_vec());
                 }
             }

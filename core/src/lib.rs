@@ -13,24 +13,21 @@ pub mod blocked;
 pub mod client;
 pub mod config;
 pub mod ctx;
-pub mod db;
-pub mod dict;
 pub mod dispatch;
 pub mod engine;
 pub mod evict;
 pub mod expire;
-pub mod object;
+pub mod keyspace;
 pub mod protocol;
 pub mod snapshot;
-pub mod stream;
 pub mod table;
+pub mod types;
 pub mod util;
-pub mod zranktree;
 
 // Command families, one file each (like Redis's t_*.c).
 pub mod cluster;
 pub mod connection;
-pub mod keyspace;
+pub mod keys;
 pub mod migrate;
 pub mod multi;
 pub mod notify;

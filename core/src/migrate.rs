@@ -20,8 +20,8 @@ use alloc::vec::Vec;
 
 use crate::cluster::{disabled, key_slot, parse_ranges};
 use crate::ctx::Ctx;
+use crate::keyspace::object::NO_EXPIRE;
 use crate::notify;
-use crate::object::NO_EXPIRE;
 use crate::snapshot::{Cur, decode_key_record, encode_value_with_key};
 
 /// MIGRATION EXPORT <cursor> <count> <slot ranges>: `[next cursor, [record…]]`, records of
@@ -94,7 +94,7 @@ pub fn export(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 /// Parses one record with this engine's limits.
-fn decode<'a>(ctx: &Ctx<'_>, rec: &'a [u8]) -> Result<(&'a [u8], i64, crate::object::Value), alloc::string::String> {
+fn decode<'a>(ctx: &Ctx<'_>, rec: &'a [u8]) -> Result<(&'a [u8], i64, crate::keyspace::object::Value), alloc::string::String> {
     let mut c = Cur { b: rec, pos: 0 };
     let r = decode_key_record(&mut c, ctx.st.seed, ctx.st.config.list_max_listpack_size)?;
     if c.pos != rec.len() {

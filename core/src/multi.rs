@@ -49,7 +49,9 @@ pub fn discard(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
 
 /// A watched key that was alive at WATCH time and has expired since counts as changed.
 fn watched_key_expired(st: &State, c: &Client) -> bool {
-    c.watched.iter().any(|w| !w.expires && st.dbs[w.db].keys.get(&w.key).is_some_and(|e| e.expire_at != crate::object::NO_EXPIRE && e.expire_at <= st.now_ms))
+    c.watched
+        .iter()
+        .any(|w| !w.expires && st.dbs[w.db].keys.get(&w.key).is_some_and(|e| e.expire_at != crate::keyspace::object::NO_EXPIRE && e.expire_at <= st.now_ms))
 }
 
 pub fn exec(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
@@ -87,7 +89,7 @@ pub fn watch(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         if ctx.client.watched.iter().any(|w| w.db == db && &*w.key == *key) {
             continue;
         }
-        let expired = ctx.st.dbs[db].keys.get(key).is_some_and(|e| e.expire_at != crate::object::NO_EXPIRE && e.expire_at <= ctx.st.now_ms);
+        let expired = ctx.st.dbs[db].keys.get(key).is_some_and(|e| e.expire_at != crate::keyspace::object::NO_EXPIRE && e.expire_at <= ctx.st.now_ms);
         ctx.client.watched.push(Watched { db, key: (*key).into(), expires: expired });
         let k = watch_key(db, key);
         match ctx.st.watched.get_mut(&k) {

@@ -17,10 +17,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::engine::{Engine, NUM_DBS};
-use crate::object::{NO_EXPIRE, Value};
-use crate::t_hash::HashValue;
-use crate::t_set::SetValue;
-use crate::t_zset::ZsetValue;
+use crate::keyspace::object::{NO_EXPIRE, Value};
+use crate::types::hash::HashValue;
+use crate::types::set::SetValue;
+use crate::types::zset::ZsetValue;
 use xxhash_rust::xxh3::xxh3_128;
 
 pub struct DumpChunk {
@@ -55,7 +55,7 @@ fn encode_value(out: &mut Vec<u8>, v: &Value) {
         Value::Stream(st) => {
             out.push(0x16);
             let mut payload = Vec::new();
-            crate::stream::encode(&mut payload, st);
+            crate::types::stream::encode(&mut payload, st);
             put_bytes(out, &payload);
         }
         Value::Hash(h) => {
@@ -245,7 +245,7 @@ impl Engine {
                         });
                         rec.extend_from_slice(&h.digest128().to_le_bytes());
                     }
-                    Value::Stream(st) => rec.extend_from_slice(&crate::stream::digest(st).to_le_bytes()),
+                    Value::Stream(st) => rec.extend_from_slice(&crate::types::stream::digest(st).to_le_bytes()),
                     v => put_bytes(&mut rec, &v.string_bytes().unwrap_or_default()),
                 }
                 total = total.wrapping_add(xxh3_128(&rec));
@@ -269,7 +269,7 @@ pub(crate) fn decode_key_record<'a>(c: &mut Cur<'a>, seed: u64, fill: i64) -> Re
         4 => {
             let table = c.u8()? == 1;
             let count = c.u32()? as usize;
-            let mut h = if table { HashValue::Table(crate::dict::Dict::new(seed)) } else { HashValue::Listpack(Vec::new()) };
+            let mut h = if table { HashValue::Table(crate::types::dict::Dict::new(seed)) } else { HashValue::Listpack(Vec::new()) };
             if count == 0 {
                 return Err(alloc::format!("empty hash at byte {}", ty_pos));
             }
@@ -289,7 +289,7 @@ pub(crate) fn decode_key_record<'a>(c: &mut Cur<'a>, seed: u64, fill: i64) -> Re
             if count == 0 {
                 return Err(alloc::format!("empty set at byte {}", ty_pos));
             }
-            let mut s = if table { SetValue::Table(crate::dict::Dict::new(seed)) } else { SetValue::new_intset() };
+            let mut s = if table { SetValue::Table(crate::types::dict::Dict::new(seed)) } else { SetValue::new_intset() };
             for _ in 0..count {
                 let m = c.bytes()?;
                 if !table && crate::util::parse_i64(m).is_none() {
@@ -311,14 +311,14 @@ pub(crate) fn decode_key_record<'a>(c: &mut Cur<'a>, seed: u64, fill: i64) -> Re
             }
             let mut z = if skiplist { ZsetValue::new_skiplist(seed) } else { ZsetValue::new_listpack() };
             // Limits that never convert: the dump says which encoding it had.
-            let lim = crate::t_zset::Limits { entries: usize::MAX, value: usize::MAX, seed };
+            let lim = crate::types::zset::Limits { entries: usize::MAX, value: usize::MAX, seed };
             for _ in 0..count {
                 let m = c.bytes()?;
                 let s = f64::from_le_bytes(c.take(8)?.try_into().unwrap());
                 if s.is_nan() {
                     return Err(alloc::format!("NaN score at byte {}", ty_pos));
                 }
-                z.add(m, s, crate::t_zset::AddFlags::default(), lim);
+                z.add(m, s, crate::types::zset::AddFlags::default(), lim);
             }
             if z.len() != count {
                 return Err(alloc::format!("repeated zset member at byte {}", ty_pos));
@@ -330,13 +330,13 @@ pub(crate) fn decode_key_record<'a>(c: &mut Cur<'a>, seed: u64, fill: i64) -> Re
             if count == 0 {
                 return Err(alloc::format!("empty list at byte {}", ty_pos));
             }
-            let mut l = crate::t_list::ListValue::new();
+            let mut l = crate::types::list::ListValue::new();
             for _ in 0..count {
-                l.push(crate::t_list::End::Tail, c.bytes()?, fill);
+                l.push(crate::types::list::End::Tail, c.bytes()?, fill);
             }
             Value::List(alloc::boxed::Box::new(l))
         }
-        0x16 => match crate::stream::decode(c.bytes()?) {
+        0x16 => match crate::types::stream::decode(c.bytes()?) {
             Ok(st) => Value::Stream(alloc::boxed::Box::new(st)),
             Err(e) => return Err(alloc::format!("{} at byte {}", e, ty_pos)),
         },

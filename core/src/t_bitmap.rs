@@ -7,8 +7,8 @@
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::keyspace::object::Value;
 use crate::notify;
-use crate::object::Value;
 use crate::t_string::WRONGTYPE;
 use crate::util::{eq_ic, parse_i64};
 

@@ -11,9 +11,9 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use crate::ctx::Ctx;
+use crate::keyspace::object::Value;
 use crate::notify;
-use crate::object::Value;
-use crate::t_list::{End, ListValue};
+use crate::types::list::{End, ListValue};
 use crate::util::eq_ic;
 
 struct Item {

@@ -15,11 +15,11 @@ use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
 use crate::engine::State;
+use crate::keyspace::object::Value;
 use crate::notify;
-use crate::object::Value;
 use crate::protocol::reply::Reply;
-use crate::stream::{AppendError, Entry, Group, INVALID_ENTRIES_READ, IdParse, Nack, Stream, StreamId, TrimArgs, TrimStrategy, lp::Ele};
 use crate::t_string::WRONGTYPE;
+use crate::types::stream::{AppendError, Entry, Group, INVALID_ENTRIES_READ, IdParse, Nack, Stream, StreamId, TrimArgs, TrimStrategy, lp::Ele};
 use crate::util::{eq_ic, int_bytes, parse_i64};
 
 const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
@@ -41,7 +41,7 @@ const STRICT: IdParse = IdParse { strict: true, missing_seq: 0, allow_auto_seq: 
 const LOOSE: IdParse = IdParse { strict: false, missing_seq: 0, allow_auto_seq: false };
 
 fn parse_strict(ctx: &mut Ctx<'_>, a: &[u8]) -> Option<StreamId> {
-    match crate::stream::parse_id(a, &STRICT) {
+    match crate::types::stream::parse_id(a, &STRICT) {
         Some((id, _)) => Some(id),
         None => {
             ctx.err(INVALID_ID);
@@ -54,9 +54,9 @@ fn parse_strict(ctx: &mut Ctx<'_>, a: &[u8]) -> Option<StreamId> {
 fn parse_interval(ctx: &mut Ctx<'_>, a: &[u8], missing_seq: u64) -> Option<(StreamId, bool)> {
     let exclusive = a.len() > 1 && a[0] == b'(';
     let parsed = if exclusive {
-        crate::stream::parse_id(&a[1..], &IdParse { strict: true, missing_seq, allow_auto_seq: false })
+        crate::types::stream::parse_id(&a[1..], &IdParse { strict: true, missing_seq, allow_auto_seq: false })
     } else {
-        crate::stream::parse_id(a, &IdParse { strict: false, missing_seq, allow_auto_seq: false })
+        crate::types::stream::parse_id(a, &IdParse { strict: false, missing_seq, allow_auto_seq: false })
     };
     match parsed {
         Some((id, _)) => Some((id, exclusive)),
@@ -231,7 +231,7 @@ fn parse_add_trim(ctx: &mut Ctx<'_>, argv: &[&[u8]], xadd: bool) -> Option<AddTr
             p.no_mkstream = true;
         } else if xadd {
             let how = IdParse { strict: true, missing_seq: 0, allow_auto_seq: true };
-            match crate::stream::parse_id(opt, &how) {
+            match crate::types::stream::parse_id(opt, &how) {
                 Some(x) => p.id = Some(x),
                 None => {
                     ctx.err(INVALID_ID);
@@ -878,7 +878,7 @@ pub fn xgroup_setid(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let id = if cs(argv[4]) == b"$" {
         get(ctx.st, db, argv[2]).last_id
     } else {
-        match crate::stream::parse_id(argv[4], &LOOSE) {
+        match crate::types::stream::parse_id(argv[4], &LOOSE) {
             Some((id, _)) => id,
             None => return ctx.err(INVALID_ID),
         }
@@ -1201,7 +1201,7 @@ pub fn xclaim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut ids = Vec::new();
     let mut j = 5;
     while j < argv.len() {
-        match crate::stream::parse_id(argv[j], &STRICT) {
+        match crate::types::stream::parse_id(argv[j], &STRICT) {
             Some((id, _)) => ids.push(id),
             None => break,
         }

@@ -6,9 +6,9 @@ use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::keyspace::object::{NO_EXPIRE, Value};
 use crate::notify;
-use crate::object::{NO_EXPIRE, Value};
-use crate::util::{eq_ic, int_bytes, parse_f64, parse_i64};
+use crate::util::{eq_ic, int_bytes, parse_f64, parse_float_strict, parse_i64};
 
 pub const WRONGTYPE: &[u8] = b"WRONGTYPE Operation against a key holding the wrong kind of value";
 
@@ -259,7 +259,7 @@ pub fn getex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if let Some(w) = when {
         // Only the absolute forms can name a past instant (EX/PX must be positive).
         let absolute = o.expire.is_some_and(|(_, _, abs)| abs);
-        crate::keyspace::set_expire_or_delete(ctx, db, key, w, absolute);
+        crate::keys::set_expire_or_delete(ctx, db, key, w, absolute);
     } else if o.persist && ctx.st.dbs[db].expire_of(key).is_some_and(|x| x != NO_EXPIRE) {
         ctx.st.dbs[db].set_expire(key, NO_EXPIRE);
         ctx.st.touch_watched(db, key);
@@ -429,16 +429,6 @@ pub fn decrby(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.err("ERR decrement would overflow");
     }
     incr_decr(ctx, argv[1], -by)
-}
-
-/// Parses a stored or given float like Redis's `string2ld` (overflow to ±inf is refused
-/// unless "inf" was written out).
-pub fn parse_float_strict(s: &[u8]) -> Option<f64> {
-    let v = parse_f64(s)?;
-    if v.is_infinite() && !s.iter().any(|c| c.eq_ignore_ascii_case(&b'i')) {
-        return None;
-    }
-    Some(v)
 }
 
 /// An integral decimal ("123", "-4.000", "1e3", "2.5e1") as an exact integer, if it is one.

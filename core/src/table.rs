@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
 use crate::{
-    acl, cluster, connection as conn, keyspace as keys, migrate, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list,
-    t_set as set, t_sort as sort, t_stream as stream, t_string as string, t_zset as zset,
+    acl, cluster, connection as conn, keys, migrate, multi, pubsub, server, t_bitmap as bitmap, t_hash as hash, t_hll as hll, t_list as list, t_set as set,
+    t_sort as sort, t_stream as stream, t_string as string, t_zset as zset,
 };
 
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
@@ -1210,12 +1210,12 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 /// Case-insensitive command lookup through a hash index (dispatch is on the hot path).
 pub struct CommandIndex {
-    top: crate::dict::Dict<&'static CommandSpec>,
+    top: crate::types::dict::Dict<&'static CommandSpec>,
 }
 
 impl CommandIndex {
     pub fn new() -> Self {
-        let mut top = crate::dict::Dict::new(0x6d656d6f);
+        let mut top = crate::types::dict::Dict::new(0x6d656d6f);
         for c in COMMANDS {
             top.insert(c.name.as_bytes(), c);
         }

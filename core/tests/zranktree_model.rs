@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use memoria_core::zranktree::{NIL, RankTree};
+use memoria_core::types::zranktree::{NIL, RankTree};
 use proptest::prelude::*;
 
 /// (score, member) with a total order (scores are never NaN here).

@@ -222,6 +222,16 @@ pub fn format_g17(v: f64) -> Vec<u8> {
     out
 }
 
+/// Parses a stored or given float like Redis's `string2ld` (overflow to ±inf is refused
+/// unless "inf" was written out).
+pub fn parse_float_strict(s: &[u8]) -> Option<f64> {
+    let v = parse_f64(s)?;
+    if v.is_infinite() && !s.iter().any(|c| c.eq_ignore_ascii_case(&b'i')) {
+        return None;
+    }
+    Some(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

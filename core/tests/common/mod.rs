@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use memoria_core::Engine;
-use memoria_core::batch::{self, BatchWriter, OutputReader};
-use memoria_core::resp::encode_command;
+use memoria_core::protocol::batch::{self, BatchWriter, OutputReader};
+use memoria_core::protocol::resp::encode_command;
 
 pub struct H {
     pub e: Engine,
@@ -55,10 +55,10 @@ impl H {
 
     /// The effects emitted so far as readable commands: "db:CMD arg arg".
     pub fn effect_lines(&self) -> Vec<String> {
-        memoria_core::batch::EffectReader::new(&self.effects)
+        memoria_core::protocol::batch::EffectReader::new(&self.effects)
             .map(|fx| {
                 let mut args = Vec::new();
-                memoria_core::resp::read_command(fx.command, &mut args).unwrap();
+                memoria_core::protocol::resp::read_command(fx.command, &mut args).unwrap();
                 let parts: Vec<String> = args.iter().map(|&(a, b)| String::from_utf8_lossy(&fx.command[a..b]).into_owned()).collect();
                 format!("{}:{}", fx.db, parts.join(" "))
             })

@@ -5,8 +5,8 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use crate::ctx::Ctx;
+use crate::keyspace::object::{NO_EXPIRE, Value};
 use crate::notify;
-use crate::object::{NO_EXPIRE, Value};
 use crate::util::{eq_ic, glob_match, int_bytes};
 
 pub fn del(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -173,7 +173,7 @@ pub fn persist(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.reply.int(1);
 }
 
-fn live(e: &crate::object::Entry, now: i64) -> bool {
+fn live(e: &crate::keyspace::object::Entry, now: i64) -> bool {
     e.expire_at == NO_EXPIRE || e.expire_at > now
 }
 
@@ -382,7 +382,7 @@ pub fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 /// OBJECT subcommands read without touching the LRU clock.
-fn object_entry<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c crate::object::Entry> {
+fn object_entry<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c crate::keyspace::object::Entry> {
     let db = ctx.db();
     if ctx.st.expire_if_needed(db, key, ctx.fx) {
         return None;

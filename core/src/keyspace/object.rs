@@ -3,10 +3,9 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use crate::dict::Dict;
-use crate::t_hash::HashValue;
-use crate::t_set::SetValue;
-use crate::t_zset::ZsetValue;
+use crate::types::hash::HashValue;
+use crate::types::set::SetValue;
+use crate::types::zset::ZsetValue;
 
 pub enum Value {
     /// A string that is a canonical integer (OBJECT ENCODING "int").
@@ -18,8 +17,8 @@ pub enum Value {
     Hash(HashValue),
     Set(SetValue),
     Zset(ZsetValue),
-    List(Box<crate::t_list::ListValue>),
-    Stream(Box<crate::stream::Stream>),
+    List(Box<crate::types::list::ListValue>),
+    Stream(Box<crate::types::stream::Stream>),
 }
 
 /// A key's value plus its metadata.
@@ -139,13 +138,4 @@ impl Value {
             Value::Stream(s) => Value::Stream(Box::new(s.duplicate())),
         }
     }
-}
-
-/// Copies a Dict of byte values (used by collection types' COPY).
-pub fn dup_bytes_dict(d: &Dict<Box<[u8]>>, seed: u64) -> Dict<Box<[u8]>> {
-    let mut out = Dict::new(seed);
-    for (k, v) in d.iter() {
-        out.insert_new(k.into(), v.clone());
-    }
-    out
 }

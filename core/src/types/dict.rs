@@ -368,6 +368,15 @@ impl<'a, V> Iterator for Iter<'a, V> {
     }
 }
 
+/// Copies a Dict of byte values (used by collection types' COPY).
+pub fn dup_bytes_dict(d: &Dict<Box<[u8]>>, seed: u64) -> Dict<Box<[u8]>> {
+    let mut out = Dict::new(seed);
+    for (k, v) in d.iter() {
+        out.insert_new(k.into(), v.clone());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

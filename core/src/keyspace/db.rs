@@ -3,8 +3,8 @@
 
 use alloc::boxed::Box;
 
-use crate::dict::Dict;
-use crate::object::{Entry, NO_EXPIRE, Value};
+use crate::keyspace::object::{Entry, NO_EXPIRE, Value};
+use crate::types::dict::Dict;
 
 pub struct Db {
     pub keys: Dict<Entry>,

@@ -2,48 +2,29 @@
 //! own: the host passes time and a seed with every batch, so the same inputs always give
 //! the same replies and effects. Built natively (tests, benches, the host's parser) and as
 //! a WebAssembly component (`--features component`, see `guest`).
+//!
+//! Layers, each a folder, each importing only the ones listed before it
+//! (docs/ARCHITECTURE.md; `e2e/tests/architecture.rs` keeps it so):
+//! - `util`: numbers, glob patterns, the seeded PRNG;
+//! - `protocol`: RESP requests, replies, the records of one engine call and their effects
+//!   (all the host needs);
+//! - `types`: the value types and their encodings;
+//! - `keyspace`: what a key holds, one database of keys;
+//! - `server`: the shard's state, the `Ctx` of a command, dispatch, ACL, cluster slots;
+//! - `commands`: the handlers by family and the command table;
+//! - `engine`: one call of the host: a batch in, replies and effects out; replay; dumps.
 #![no_std]
 
 extern crate alloc;
 #[cfg(feature = "component")]
 extern crate std;
 
-pub mod acl;
-pub mod blocked;
-pub mod client;
-pub mod config;
-pub mod ctx;
-pub mod dispatch;
-pub mod engine;
-pub mod evict;
-pub mod expire;
-pub mod keyspace;
-pub mod protocol;
-pub mod snapshot;
-pub mod table;
-pub mod types;
 pub mod util;
-
-// Command families, one file each (like Redis's t_*.c).
-pub mod cluster;
-pub mod connection;
-pub mod keys;
-pub mod migrate;
-pub mod multi;
-pub mod notify;
-pub mod pubsub;
+pub mod protocol;
+pub mod types;
+pub mod keyspace;
 pub mod server;
-pub mod t_bitmap;
-pub mod t_hash;
-pub mod t_hll;
-pub mod t_list;
-pub mod t_set;
-pub mod t_sort;
-pub mod t_stream;
-pub mod t_string;
-pub mod t_zset;
-
-#[cfg(feature = "component")]
-mod guest;
+pub mod commands;
+pub mod engine;
 
 pub use engine::{ApplyError, Engine};

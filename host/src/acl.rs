@@ -1,6 +1,6 @@
 //! What the host knows of authentication: the `--requirepass` a node starts with (handed
 //! to the engine as a SHA-256, never in plaintext) and protected mode. Users, AUTH and
-//! enforcement live in the engine (`memoria_core::acl`), so every node that replays the
+//! enforcement live in the engine (`memoria_core::server::acl`), so every node that replays the
 //! log enforces the same users.
 
 /// Authentication options of a node.
@@ -37,7 +37,7 @@ pub fn new_internal_token() -> std::io::Result<String> {
 pub fn internal_auth_command() -> Option<Vec<u8>> {
     let t = std::env::var(INTERNAL_TOKEN_ENV).ok().filter(|t| !t.is_empty())?;
     let mut out = Vec::new();
-    memoria_core::protocol::resp::encode_command(&mut out, &[&b"AUTH"[..], memoria_core::acl::INTERNAL_USER, t.as_bytes()]);
+    memoria_core::protocol::resp::encode_command(&mut out, &[&b"AUTH"[..], memoria_core::server::acl::INTERNAL_USER, t.as_bytes()]);
     Some(out)
 }
 
@@ -46,11 +46,11 @@ impl AuthOptions {
     pub fn facts(&self) -> String {
         let mut t = format!("protected_mode:{}\n", if self.protected_mode { "yes" } else { "no" });
         if let Some(p) = self.requirepass.as_deref().filter(|p| !p.is_empty()) {
-            let h = memoria_core::acl::hash_password(p.as_bytes());
+            let h = memoria_core::server::acl::hash_password(p.as_bytes());
             t.push_str(&format!("requirepass_sha256:{}\n", String::from_utf8_lossy(&h)));
         }
         if let Some(tok) = self.internal_token.as_deref().filter(|t| !t.is_empty()) {
-            let h = memoria_core::acl::hash_password(tok.as_bytes());
+            let h = memoria_core::server::acl::hash_password(tok.as_bytes());
             t.push_str(&format!("internal_sha256:{}\n", String::from_utf8_lossy(&h)));
         }
         t

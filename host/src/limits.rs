@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use memoria_core::config::{Config, OutputLimit, OutputLimits};
+use memoria_core::server::config::{Config, OutputLimit, OutputLimits};
 
 use crate::conn::ConnLimits;
 

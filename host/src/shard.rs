@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use memoria_core::protocol::batch::{self, BatchReader, BatchWriter, EffectReader, OutputReader};
-use memoria_core::table::{CommandIndex, flags};
+use memoria_core::server::spec::{CommandIndex, flags};
 use memoria_log::{Appended, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, WeakUnboundedSender, unbounded_channel};
 use tokio::sync::oneshot;
@@ -201,7 +201,7 @@ pub fn spawn(
             batch: BatchWriter::new(),
             facts,
             seq: 0,
-            index: CommandIndex::new(),
+            index: memoria_core::commands::table::index(),
             tracker: Tracker::new(),
             held: ClientMap::default(),
             log,
@@ -940,7 +940,7 @@ impl Shard {
         let Some(spec) = self.index.resolve(&argv) else { return 0 };
         // Whole-keyspace reads, and EXEC (whose queued reads the host does not see), wait
         // for every pending write.
-        if spec.flags & flags::KEYSPACE != 0 || spec.name == "exec" {
+        if spec.flags & (flags::KEYSPACE | flags::EXEC) != 0 {
             return self.tracker.need_all();
         }
         let mut idx = Vec::new();
@@ -1472,7 +1472,7 @@ mod tests {
 
     #[test]
     fn flushes_and_keyless_writes_hold_every_read() {
-        let index = memoria_core::table::CommandIndex::new();
+        let index = memoria_core::commands::table::index();
         let scope = |argv: &[&[u8]]| {
             let spec = index.resolve(argv).expect("a known command");
             let mut idx = Vec::new();

@@ -3,7 +3,7 @@
 //! batch, time and seed from the caller).
 //!
 //! Commands are structured so the fuzzer reaches deep code: the name is an index into the
-//! command table (`memoria_core::table::COMMANDS`, subcommands included), arguments are
+//! command table (`memoria_core::commands::table::COMMANDS`, subcommands included), arguments are
 //! drawn from small dictionaries of keys, members, interesting integers and floats, stream
 //! ids and option keywords, or are raw bytes. Checks, per batch and at the end:
 //! - nothing panics (a panic in the component is a trap: the shard is lost);
@@ -17,7 +17,8 @@
 use arbitrary::{Arbitrary, Result, Unstructured};
 use memoria_core::Engine;
 use memoria_core::protocol::batch::{self, BatchWriter, EffectReader, OutputReader};
-use memoria_core::table::{COMMANDS, CommandIndex};
+use memoria_core::commands::table::COMMANDS;
+use memoria_core::server::spec::CommandIndex;
 use std::sync::OnceLock;
 
 pub const KEYS: &[&str] = &["a", "b", "c", "{a}x", "s", "l", "z", "h", "k:1", ""];
@@ -164,7 +165,7 @@ impl<'a> Arbitrary<'a> for Steps {
 fn check_host_config(payload: &[u8]) {
     let text = std::str::from_utf8(payload).expect("config record is UTF-8");
     let names: Vec<&str> = text.lines().map(|l| l.split_once(' ').map_or(l, |(n, _)| n)).collect();
-    assert_eq!(names, memoria_core::config::HOST_PARAMS, "config record names: {text:?}");
+    assert_eq!(names, memoria_core::server::config::HOST_PARAMS, "config record names: {text:?}");
     assert!(text.ends_with('\n'), "config record ends with a newline: {text:?}");
 }
 
@@ -299,7 +300,7 @@ impl Run {
             }
             let mut fx = EffectReader::new(rec.effects);
             for f in fx.by_ref() {
-                assert!((f.db as usize) < memoria_core::engine::NUM_DBS, "effect in db {}", f.db);
+                assert!((f.db as usize) < memoria_core::server::state::NUM_DBS, "effect in db {}", f.db);
                 let mut a = Vec::new();
                 memoria_core::protocol::resp::read_command(f.command, &mut a);
                 let argv: Vec<&[u8]> = a.iter().map(|&(x, y)| &f.command[x..y]).collect();
@@ -314,7 +315,7 @@ impl Run {
 }
 
 pub fn run(steps: &Steps) {
-    let mut r = Run { e: Engine::new(42), index: CommandIndex::new(), now_ms: START_MS, batches: 0, effects: Vec::new() };
+    let mut r = Run { e: Engine::new(42), index: memoria_core::commands::table::index(), now_ms: START_MS, batches: 0, effects: Vec::new() };
     r.e.set_memory_probe(probe);
     let cmds = commands();
     let mut b = BatchWriter::new();

@@ -4,3 +4,4 @@
 
 pub mod db;
 pub mod object;
+pub mod record;

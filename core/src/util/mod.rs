@@ -14,3 +14,13 @@ pub use rng::Rng;
 pub fn eq_ic(a: &[u8], b: &[u8]) -> bool {
     a.eq_ignore_ascii_case(b)
 }
+
+/// Like C's `strcasecmp` on an argument: the comparison stops at an embedded NUL, as in
+/// Redis's option parsing that reads arguments as C strings (`STREAMS\0x` is `STREAMS`).
+pub fn c_eq_ic(a: &[u8], keyword: &[u8]) -> bool {
+    let a = match a.iter().position(|&b| b == 0) {
+        Some(p) => &a[..p],
+        None => a,
+    };
+    eq_ic(a, keyword)
+}

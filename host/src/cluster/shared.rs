@@ -94,8 +94,9 @@ impl Shared {
         // facts hold while the other side has no known primary (an election), with `?`
         // for it: a source that forgot the move would create keys of those slots that may
         // already be at the target, and the commit would lose them (it answers -TRYAGAIN).
-        let primary =
-            |s: u16| g.views.get(s as usize).and_then(|v| v.primary.as_ref()).map_or_else(|| memoria_core::cluster::UNKNOWN_NODE.to_string(), |p| p.0.clone());
+        let primary = |s: u16| {
+            g.views.get(s as usize).and_then(|v| v.primary.as_ref()).map_or_else(|| memoria_core::server::cluster::UNKNOWN_NODE.to_string(), |p| p.0.clone())
+        };
         for m in &g.topo.moving {
             let slots = super::topology::ranges_text(&m.slots);
             if m.from == myshard {

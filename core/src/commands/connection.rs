@@ -1,0 +1,321 @@
+//! Connection commands: PING ECHO HELLO SELECT QUIT RESET AUTH CLIENT.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::server::client::{Client, client_line};
+use crate::server::ctx::Ctx;
+use crate::util::eq_ic;
+
+/// The Redis version whose behaviour Memoria reproduces (clients gate features on it).
+pub const REDIS_VERSION: &str = "7.0.15";
+
+pub fn ping(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() <= 2 && !ctx.client.resp3 && ctx.client.subs.active() {
+        // A RESP2 subscriber gets PING's answer in the shape of a message.
+        ctx.reply.array(2);
+        ctx.reply.bulk(b"pong");
+        return ctx.reply.bulk(argv.get(1).copied().unwrap_or(b""));
+    }
+    match argv.len() {
+        1 => ctx.reply.simple(b"PONG"),
+        2 => ctx.reply.bulk(argv[1]),
+        _ => ctx.err("ERR wrong number of arguments for 'ping' command"),
+    }
+}
+
+pub fn echo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    ctx.reply.bulk(argv[1]);
+}
+
+pub fn select(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(n) = ctx.int_arg(argv[1]) else { return };
+    if n < i32::MIN as i64 || n > i32::MAX as i64 {
+        return ctx.err(crate::util::NOT_AN_INT_RANGE);
+    }
+    if n < 0 || n >= crate::server::state::NUM_DBS as i64 {
+        return ctx.err("ERR DB index is out of range");
+    }
+    if n != 0 && ctx.st.cluster.is_some() {
+        return ctx.err("ERR SELECT is not allowed in cluster mode");
+    }
+    ctx.client.db = n as usize;
+    ctx.reply.ok();
+}
+
+pub fn quit(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.close = true;
+    ctx.reply.ok();
+}
+
+pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.client.multi = None;
+    crate::server::state::unwatch_all(ctx.st, ctx.client);
+    ctx.st.pubsub.drop_client(ctx.client.id, &mut ctx.client.subs);
+    ctx.client.db = 0;
+    ctx.client.resp3 = false;
+    ctx.client.name = None;
+    ctx.client.reply_off = false;
+    ctx.client.reply_skip_next = false;
+    ctx.client.readonly = false;
+    ctx.client.asking = false;
+    ctx.reply.resp3 = false;
+    // Back to the default user, authenticated only if it needs no password.
+    if ctx.client.user != crate::server::acl::SUPERUSER {
+        crate::server::acl::enforce::init_client(&ctx.st.acl, ctx.client);
+    }
+    ctx.reply.simple(b"RESET");
+}
+
+/// AUTH's check (Redis's authCommand): the one-argument form needs the default user to
+/// have a password; a failure is logged in the ACL LOG.
+fn check_auth(ctx: &mut Ctx<'_>, user: Option<&[u8]>, pass: &[u8]) -> bool {
+    let name = match user {
+        None if crate::server::acl::enforce::default_nopass(ctx.st) => {
+            ctx.err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+            return false;
+        }
+        None => &b"default"[..],
+        Some(u) => u,
+    };
+    if crate::server::acl::enforce::authenticate(ctx, name, pass) {
+        return true;
+    }
+    ctx.err("WRONGPASS invalid username-password pair or user is disabled.");
+    false
+}
+
+pub fn auth(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let ok = match argv.len() {
+        2 => check_auth(ctx, None, argv[1]),
+        3 => check_auth(ctx, Some(argv[1]), argv[2]),
+        _ => return ctx.syntax_error(),
+    };
+    if ok {
+        ctx.reply.ok();
+    }
+}
+
+fn valid_client_name(name: &[u8]) -> bool {
+    name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+pub fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut ver = None;
+    let mut i = 1;
+    if argv.len() >= 2 {
+        match crate::util::parse_i64(argv[1]) {
+            Some(v) => ver = Some(v),
+            None => return ctx.err("ERR Protocol version is not an integer or out of range"),
+        }
+        i = 2;
+        if !(2..=3).contains(&ver.unwrap()) {
+            return ctx.err("NOPROTO unsupported protocol version");
+        }
+    }
+    let mut setname = None;
+    let mut creds = None;
+    while i < argv.len() {
+        let more = argv.len() - i - 1;
+        if eq_ic(argv[i], b"AUTH") && more >= 2 {
+            creds = Some((argv[i + 1], argv[i + 2]));
+            i += 3;
+        } else if eq_ic(argv[i], b"SETNAME") && more >= 1 {
+            setname = Some(argv[i + 1]);
+            i += 2;
+        } else {
+            return ctx.err(&alloc::format!("ERR Syntax error in HELLO option '{}'", String::from_utf8_lossy(argv[i])));
+        }
+    }
+    if let Some((u, p)) = creds
+        && !check_auth(ctx, Some(u), p)
+    {
+        return;
+    }
+    if !ctx.client.authenticated {
+        return ctx.err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    if let Some(n) = setname {
+        if !valid_client_name(n) {
+            return ctx.err("ERR Client names cannot contain spaces, newlines or special characters.");
+        }
+        ctx.client.name = if n.is_empty() { None } else { Some(n.to_vec()) };
+    }
+    if let Some(v) = ver {
+        ctx.client.resp3 = v == 3;
+        ctx.reply.resp3 = v == 3;
+    }
+    let r = &mut *ctx.reply;
+    r.map(7);
+    r.bulk(b"server");
+    r.bulk(b"redis");
+    r.bulk(b"version");
+    r.bulk(REDIS_VERSION.as_bytes());
+    r.bulk(b"proto");
+    r.int(if ctx.client.resp3 { 3 } else { 2 });
+    r.bulk(b"id");
+    r.int(ctx.client.id as i64);
+    r.bulk(b"mode");
+    r.bulk(b"standalone");
+    r.bulk(b"role");
+    r.bulk(b"master");
+    r.bulk(b"modules");
+    r.array(0);
+}
+
+pub fn client_id(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.int(ctx.client.id as i64);
+}
+
+pub fn client_setname(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if !valid_client_name(argv[2]) {
+        return ctx.err("ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    ctx.client.name = if argv[2].is_empty() { None } else { Some(argv[2].to_vec()) };
+    ctx.reply.ok();
+}
+
+pub fn client_getname(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    match ctx.client.name.clone() {
+        Some(n) => ctx.reply.bulk(&n),
+        None => ctx.reply.null(),
+    }
+}
+
+pub fn client_setinfo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let v = argv[3];
+    if !v.iter().all(|&c| (b'!'..=b'~').contains(&c)) {
+        return ctx.err(&alloc::format!("ERR {} cannot contain spaces, newlines or special characters.", String::from_utf8_lossy(argv[2])));
+    }
+    let val = if v.is_empty() { None } else { Some(v.to_vec()) };
+    if eq_ic(argv[2], b"LIB-NAME") {
+        ctx.client.lib_name = val;
+    } else if eq_ic(argv[2], b"LIB-VER") {
+        ctx.client.lib_ver = val;
+    } else {
+        return ctx.err(&alloc::format!("ERR Unrecognized option '{}'", String::from_utf8_lossy(argv[2])));
+    }
+    ctx.reply.ok();
+}
+
+pub fn client_noevict(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if eq_ic(argv[2], b"ON") || eq_ic(argv[2], b"OFF") { ctx.reply.ok() } else { ctx.syntax_error() }
+}
+
+pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if eq_ic(argv[2], b"ON") {
+        ctx.client.reply_off = false;
+        ctx.client.reply_skip = false;
+        ctx.reply.ok();
+    } else if eq_ic(argv[2], b"OFF") {
+        ctx.client.reply_off = true;
+    } else if eq_ic(argv[2], b"SKIP") {
+        if !ctx.client.reply_off {
+            ctx.client.reply_skip_next = true;
+        }
+    } else {
+        ctx.syntax_error();
+    }
+}
+
+pub fn client_info(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    let mut out = Vec::new();
+    client_line(ctx.client, crate::server::acl::enforce::user_name(&ctx.st.acl, ctx.client), ctx.st.now_ms, &mut out);
+    ctx.reply.verbatim(&out);
+}
+
+pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut ids: Option<Vec<u64>> = None;
+    // TYPE normal/pubsub split clients by their subscriptions (no masters or replicas).
+    let mut want_pubsub: Option<bool> = None;
+    let mut i = 2;
+    while i < argv.len() {
+        // Redis 7.0 takes one filter: TYPE <type>, or ID <id> [<id> ...].
+        if eq_ic(argv[i], b"TYPE") && argv.len() == 4 {
+            let t = argv[i + 1];
+            if !(eq_ic(t, b"normal") || eq_ic(t, b"master") || eq_ic(t, b"replica") || eq_ic(t, b"slave") || eq_ic(t, b"pubsub")) {
+                return ctx.err(&alloc::format!("ERR Unknown client type '{}'", String::from_utf8_lossy(t)));
+            }
+            if eq_ic(t, b"normal") {
+                want_pubsub = Some(false);
+            } else if eq_ic(t, b"pubsub") {
+                want_pubsub = Some(true);
+            } else {
+                ids = Some(Vec::new());
+            }
+            i += 2;
+        } else if eq_ic(argv[i], b"ID") && i + 1 < argv.len() {
+            let mut v = Vec::new();
+            for a in &argv[i + 1..] {
+                match crate::util::parse_i64(a) {
+                    Some(n) if n > 0 => v.push(n as u64),
+                    _ => return ctx.err("ERR Invalid client ID"),
+                }
+            }
+            ids = Some(v);
+            i = argv.len();
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    let mut all: Vec<&Client> = ctx.clients.iter().flatten().collect();
+    all.push(ctx.client);
+    all.sort_by_key(|c| c.id);
+    let mut out = Vec::new();
+    for c in all {
+        if ids.as_ref().is_none_or(|v| v.contains(&c.id)) && want_pubsub.is_none_or(|p| p == c.subs.active()) {
+            client_line(c, crate::server::acl::enforce::user_name(&ctx.st.acl, c), ctx.st.now_ms, &mut out);
+        }
+    }
+    ctx.reply.verbatim(&out);
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: answers a client blocked on keys as if its timeout
+/// fired (or with an error); the engine sends that answer right after this reply.
+pub fn client_unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() > 4 {
+        return ctx.err("ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.");
+    }
+    let Some(id) = crate::util::parse_i64(argv[2]) else { return ctx.not_integer() };
+    let error = match argv.get(3) {
+        None => false,
+        Some(r) if eq_ic(r, b"TIMEOUT") => false,
+        Some(r) if eq_ic(r, b"ERROR") => true,
+        Some(_) => return ctx.err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+    };
+    let blocked = ctx.clients.iter().flatten().any(|c| c.id as i64 == id && c.blocked.is_some()) && !ctx.unblock.iter().any(|&(t, _)| t as i64 == id);
+    if blocked {
+        ctx.unblock.push((id as u64, error));
+    }
+    ctx.reply.int(blocked as i64);
+}
+
+pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.help([
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "    * ID <client-id> [<client-id> ...]",
+        "      Return clients of specified IDs only.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "SETINFO <option> <value>",
+        "    Set client meta attr. Options are:",
+        "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.",
+        "HELP",
+        "    Print this help.",
+    ]);
+}

@@ -1,0 +1,385 @@
+//! Hashes (Redis's t_hash.c): a listpack-like vector of pairs while small (insertion order,
+//! like Redis's listpack, so small-hash replies match Redis's order), a hash table above
+//! `hash-max-listpack-entries`/`-value`. Conversion is one-way, as in Redis.
+
+use crate::types::hash::*;
+use alloc::vec::Vec;
+
+use crate::commands::string::WRONGTYPE;
+use crate::keyspace::object::Value;
+use crate::server::ctx::Ctx;
+use crate::server::notify;
+use crate::util::parse_float_strict;
+use crate::util::{eq_ic, parse_i64};
+
+/// Looks up a hash for reading: Ok(None) if missing, Err(()) after a WRONGTYPE reply.
+macro_rules! read_hash {
+    ($ctx:expr, $key:expr) => {{
+        let db = $ctx.db();
+        match $ctx.st.read(db, $key, $ctx.fx) {
+            None => Ok(None),
+            Some(e) => match &e.val {
+                Value::Hash(h) => Ok(Some(h)),
+                _ => {
+                    $ctx.reply.error(WRONGTYPE);
+                    Err(())
+                }
+            },
+        }
+    }};
+}
+
+/// The hash at `key` for writing, created if missing; None after a WRONGTYPE reply.
+fn hash_for_write<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c mut HashValue> {
+    let db = ctx.db();
+    let exists = match ctx.st.write(db, key, ctx.fx) {
+        None => false,
+        Some(e) => {
+            if !matches!(e.val, Value::Hash(_)) {
+                ctx.reply.error(WRONGTYPE);
+                return None;
+            }
+            true
+        }
+    };
+    if !exists {
+        let lru = ctx.st.lru_clock();
+        ctx.st.notify_new(db, key);
+        ctx.st.dbs[db].add(key, Value::Hash(HashValue::new()), lru);
+    }
+    match &mut ctx.st.dbs[db].keys.get_mut(key).unwrap().val {
+        Value::Hash(h) => Some(h),
+        _ => unreachable!(),
+    }
+}
+
+/// Finishes a write: converts an outgrown listpack, drops an emptied hash, and signals
+/// WATCHers when something `changed`.
+fn after_write(ctx: &mut Ctx<'_>, key: &[u8], changed: bool) {
+    // Only the entry count is checked here: lengths are checked on what a command writes
+    // (Redis keeps an existing listpack when hash-max-listpack-value is lowered).
+    let (entries, value, seed) = (ctx.st.config.hash_max_listpack_entries, usize::MAX, ctx.st.seed);
+    let db = ctx.db();
+    if changed {
+        ctx.st.touch_watched(db, key);
+    }
+    if let Some(e) = ctx.st.dbs[db].keys.get_mut(key) {
+        if let Value::Hash(h) = &mut e.val {
+            h.maybe_convert(entries, value, seed);
+            if h.is_empty() {
+                ctx.st.dbs[db].remove(key);
+            }
+        }
+    }
+}
+
+fn hset_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], name: &str) -> Option<i64> {
+    if argv.len() % 2 == 1 {
+        ctx.err(&alloc::format!("ERR wrong number of arguments for '{}' command", name));
+        return None;
+    }
+    let (max_value, seed) = (ctx.st.config.hash_max_listpack_value, ctx.st.seed);
+    let h = hash_for_write(ctx, argv[1])?;
+    // Like Redis, a long argument converts the hash before insertion, even if a later
+    // pair overwrites that value.
+    if argv[2..].iter().any(|a| a.len() > max_value) {
+        h.to_table(seed);
+    }
+    let mut created = 0;
+    for pair in argv[2..].chunks(2) {
+        if h.set(pair[0], pair[1]) {
+            created += 1;
+        }
+    }
+    after_write(ctx, argv[1], true);
+    ctx.dirty += 1;
+    ctx.notify(notify::HASH, "hset", argv[1]);
+    Some(created)
+}
+
+pub fn hset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if let Some(n) = hset_generic(ctx, argv, "hset") {
+        ctx.reply.int(n);
+    }
+}
+
+pub fn hmset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if hset_generic(ctx, argv, "hmset").is_some() {
+        ctx.reply.ok();
+    }
+}
+
+pub fn hsetnx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let (max_value, seed) = (ctx.st.config.hash_max_listpack_value, ctx.st.seed);
+    let Some(h) = hash_for_write(ctx, argv[1]) else { return };
+    if h.get(argv[2]).is_some() {
+        after_write(ctx, argv[1], false);
+        return ctx.reply.int(0);
+    }
+    if argv[2].len() > max_value || argv[3].len() > max_value {
+        h.to_table(seed);
+    }
+    h.set(argv[2], argv[3]);
+    after_write(ctx, argv[1], true);
+    ctx.dirty += 1;
+    ctx.notify(notify::HASH, "hset", argv[1]);
+    ctx.reply.int(1);
+}
+
+pub fn hget(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    match h.and_then(|h| h.get(argv[2])) {
+        Some(v) => ctx.reply.bulk(v),
+        None => ctx.reply.null(),
+    }
+}
+
+pub fn hmget(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    ctx.reply.array(argv.len() - 2);
+    for f in &argv[2..] {
+        match h.and_then(|h| h.get(f)) {
+            Some(v) => ctx.reply.bulk(v),
+            None => ctx.reply.null(),
+        }
+    }
+}
+
+pub fn hdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let db = ctx.db();
+    let deleted = match ctx.st.write(db, argv[1], ctx.fx) {
+        None => 0,
+        Some(e) => match &mut e.val {
+            Value::Hash(h) => argv[2..].iter().filter(|f| h.remove(f)).count(),
+            _ => return ctx.reply.error(WRONGTYPE),
+        },
+    };
+    if deleted > 0 {
+        after_write(ctx, argv[1], true);
+        ctx.dirty += 1;
+        ctx.notify(notify::HASH, "hdel", argv[1]);
+        if !ctx.st.dbs[db].keys.contains_key(argv[1]) {
+            ctx.notify(notify::GENERIC, "del", argv[1]);
+        }
+    }
+    ctx.reply.int(deleted as i64);
+}
+
+pub fn hlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let n = h.map_or(0, |h| h.len());
+    ctx.reply.int(n as i64);
+}
+
+pub fn hstrlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let n = h.and_then(|h| h.get(argv[2])).map_or(0, |v| v.len());
+    ctx.reply.int(n as i64);
+}
+
+pub fn hexists(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let e = h.is_some_and(|h| h.get(argv[2]).is_some());
+    ctx.reply.int(e as i64);
+}
+
+pub fn hincrby(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(by) = ctx.int_arg(argv[3]) else { return };
+    let (max_value, seed) = (ctx.st.config.hash_max_listpack_value, ctx.st.seed);
+    let Some(h) = hash_for_write(ctx, argv[1]) else { return };
+    let cur = match h.get(argv[2]) {
+        None => 0,
+        Some(v) => match parse_i64(v) {
+            Some(i) => i,
+            None => {
+                after_write(ctx, argv[1], false);
+                return ctx.err("ERR hash value is not an integer");
+            }
+        },
+    };
+    let Some(new) = cur.checked_add(by) else {
+        after_write(ctx, argv[1], false);
+        return ctx.err("ERR increment or decrement would overflow");
+    };
+    let text = crate::util::int_bytes(new);
+    if argv[2].len() > max_value || text.len() > max_value {
+        h.to_table(seed);
+    }
+    h.set(argv[2], &text);
+    after_write(ctx, argv[1], true);
+    ctx.dirty += 1;
+    ctx.notify(notify::HASH, "hincrby", argv[1]);
+    ctx.reply.int(new);
+}
+
+pub fn hincrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(by) = parse_float_strict(argv[3]) else { return ctx.not_float() };
+    if by.is_nan() || by.is_infinite() {
+        return ctx.err("ERR value is NaN or Infinity");
+    }
+    let (max_value, seed) = (ctx.st.config.hash_max_listpack_value, ctx.st.seed);
+    let Some(h) = hash_for_write(ctx, argv[1]) else { return };
+    let cur = match h.get(argv[2]) {
+        None => 0.0,
+        Some(v) => match parse_float_strict(v) {
+            Some(f) => f,
+            None => {
+                after_write(ctx, argv[1], false);
+                return ctx.err("ERR hash value is not a float");
+            }
+        },
+    };
+    let new = cur + by;
+    if new.is_nan() || new.is_infinite() {
+        after_write(ctx, argv[1], false);
+        return ctx.err("ERR increment would produce NaN or Infinity");
+    }
+    let exact = crate::commands::string::exact_integer_sum(h.get(argv[2]).unwrap_or(b"0"), argv[3]);
+    let s = exact.unwrap_or_else(|| crate::util::format_human_float(new));
+    if argv[2].len() > max_value || s.len() > max_value {
+        h.to_table(seed);
+    }
+    h.set(argv[2], &s);
+    after_write(ctx, argv[1], true);
+    ctx.dirty += 1;
+    ctx.notify(notify::HASH, "hincrbyfloat", argv[1]);
+    ctx.reply.bulk(&s);
+    ctx.propagate(&[b"HSET", argv[1], argv[2], &s]);
+}
+
+fn reply_all(ctx: &mut Ctx<'_>, key: &[u8], keys: bool, vals: bool) {
+    let Ok(h) = read_hash!(ctx, key) else { return };
+    let Some(h) = h else {
+        if keys && vals {
+            ctx.reply.map(0)
+        } else {
+            ctx.reply.array(0)
+        }
+        return;
+    };
+    let pairs = h.pairs();
+    if keys && vals {
+        ctx.reply.map(pairs.len());
+    } else {
+        ctx.reply.array(pairs.len());
+    }
+    for (f, v) in pairs {
+        if keys {
+            ctx.reply.bulk(f);
+        }
+        if vals {
+            ctx.reply.bulk(v);
+        }
+    }
+}
+
+pub fn hkeys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    reply_all(ctx, argv[1], true, false)
+}
+pub fn hvals(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    reply_all(ctx, argv[1], false, true)
+}
+pub fn hgetall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    reply_all(ctx, argv[1], true, true)
+}
+
+pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() == 2 {
+        let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+        let Some(h) = h else { return ctx.reply.null() };
+        let fields: Vec<Vec<u8>> = h.pairs().into_iter().map(|(f, _)| f.to_vec()).collect();
+        let i = ctx.st.rng.below(fields.len() as u64) as usize;
+        return ctx.reply.bulk(&fields[i]);
+    }
+    let Some(count) = ctx.int_arg(argv[2]) else { return };
+    // Redis accepts -LONG_MAX..LONG_MAX; a negative count repeats picks, so a huge one
+    // is refused rather than building a reply that cannot fit in memory.
+    if count == i64::MIN || count < -(1 << 27) {
+        return ctx.err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    }
+    let with_values = match argv.len() {
+        3 => false,
+        4 if eq_ic(argv[3], b"WITHVALUES") => true,
+        _ => return ctx.syntax_error(),
+    };
+    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let Some(h) = h else { return ctx.reply.array(0) };
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = h.pairs().into_iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
+    let picks: Vec<usize> = if count == 0 {
+        Vec::new()
+    } else if count < 0 {
+        (0..count.unsigned_abs()).map(|_| ctx.st.rng.below(pairs.len() as u64) as usize).collect()
+    } else if count as usize >= pairs.len() {
+        (0..pairs.len()).collect()
+    } else {
+        // Partial Fisher-Yates: `count` distinct indexes.
+        let mut idx: Vec<usize> = (0..pairs.len()).collect();
+        for i in 0..count as usize {
+            let j = i + ctx.st.rng.below((idx.len() - i) as u64) as usize;
+            idx.swap(i, j);
+        }
+        idx.truncate(count as usize);
+        idx
+    };
+    let resp3 = ctx.reply.resp3;
+    if with_values && resp3 {
+        ctx.reply.array(picks.len());
+    } else {
+        ctx.reply.array(picks.len() * if with_values { 2 } else { 1 });
+    }
+    for i in picks {
+        if with_values && resp3 {
+            ctx.reply.array(2);
+        }
+        ctx.reply.bulk(&pairs[i].0);
+        if with_values {
+            ctx.reply.bulk(&pairs[i].1);
+        }
+    }
+}
+
+pub fn hscan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let Some(cursor) = crate::commands::keys::parse_cursor(ctx, argv[2]) else { return };
+    // Redis looks the key up before it reads the options.
+    match read_hash!(ctx, argv[1]) {
+        Err(()) => return,
+        Ok(None) => {
+            ctx.reply.array(2);
+            ctx.reply.bulk(b"0");
+            return ctx.reply.array(0);
+        }
+        Ok(Some(_)) => {}
+    }
+    let Some(opts) = crate::commands::keys::parse_scan_opts(ctx, &argv[3..], false) else { return };
+    let db = ctx.db();
+    let Some(Value::Hash(h)) = ctx.st.dbs[db].keys.get(argv[1]).map(|e| &e.val) else { return };
+    let mut items: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let next = match h {
+        HashValue::Listpack(v) => {
+            items.extend(v.iter().map(|(a, b)| (a.to_vec(), b.to_vec())));
+            0
+        }
+        HashValue::Table(d) => {
+            let mut c = cursor;
+            let mut budget = opts.count * 10;
+            loop {
+                c = d.scan(c, |f, v| items.push((f.to_vec(), v.to_vec())));
+                budget = budget.saturating_sub(1);
+                if c == 0 || budget == 0 || items.len() >= opts.count {
+                    break;
+                }
+            }
+            c
+        }
+    };
+    if let Some(p) = opts.pattern {
+        items.retain(|(f, _)| crate::util::glob_match(p, f, false));
+    }
+    ctx.reply.array(2);
+    ctx.reply.bulk(alloc::format!("{}", next).as_bytes());
+    ctx.reply.array(items.len() * 2);
+    for (f, v) in items {
+        ctx.reply.bulk(&f);
+        ctx.reply.bulk(&v);
+    }
+}

@@ -1,0 +1,510 @@
+//! Server commands: INFO DBSIZE FLUSHDB FLUSHALL TIME LASTSAVE CONFIG COMMAND.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::commands::table::COMMANDS;
+use crate::server::ctx::Ctx;
+use crate::server::spec::{CommandSpec, flags};
+use crate::util::eq_ic;
+
+pub fn dbsize(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    let n = ctx.st.dbs[ctx.client.db].len();
+    ctx.reply.int(n as i64);
+}
+
+fn flush_mode_ok(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> bool {
+    match argv.len() {
+        1 => true,
+        2 if eq_ic(argv[1], b"ASYNC") || eq_ic(argv[1], b"SYNC") => true,
+        _ => {
+            ctx.syntax_error();
+            false
+        }
+    }
+}
+
+pub fn flushdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if !flush_mode_ok(ctx, argv) {
+        return;
+    }
+    let db = ctx.db();
+    ctx.st.touch_all_watched(Some(db));
+    ctx.st.dbs[db].clear();
+    ctx.dirty += 1;
+    ctx.propagate(&[b"FLUSHDB"]);
+    ctx.reply.ok();
+}
+
+pub fn flushall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if !flush_mode_ok(ctx, argv) {
+        return;
+    }
+    ctx.st.touch_all_watched(None);
+    for db in ctx.st.dbs.iter_mut() {
+        db.clear();
+    }
+    ctx.dirty += 1;
+    ctx.propagate(&[b"FLUSHALL"]);
+    ctx.reply.ok();
+}
+
+/// ROLE: what this node is, from the facts the host reports (REC_ROLE).
+pub fn role(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    let fact = |k: &str| ctx.st.role_info.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default();
+    let offset: i64 = fact("offset").parse().unwrap_or(0);
+    if ctx.st.replica_mode {
+        let (host, port, link) = (fact("master_host"), fact("master_port"), fact("master_link_status"));
+        ctx.reply.array(5);
+        ctx.reply.bulk(b"slave");
+        ctx.reply.bulk(host.as_bytes());
+        ctx.reply.int(port.parse().unwrap_or(0));
+        ctx.reply.bulk(if link == "down" { b"connect" } else { b"connected" });
+        ctx.reply.int(offset);
+    } else {
+        ctx.reply.array(3);
+        ctx.reply.bulk(b"master");
+        ctx.reply.int(offset);
+        ctx.reply.array(0);
+    }
+}
+
+/// WAIT numreplicas timeout. The engine checks the arguments and answers as a server
+/// without replicas would (0); a host with a log holds the reply and answers with the
+/// number of replicas that have applied the caller's writes (it recognises a WAIT whose
+/// reply is an integer).
+pub fn wait(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if ctx.st.replica_mode {
+        ctx.err("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+        return;
+    }
+    if crate::util::parse_i64(argv[1]).is_none() {
+        ctx.not_integer();
+        return;
+    }
+    match crate::util::parse_i64(argv[2]) {
+        None => ctx.err("ERR timeout is not an integer or out of range"),
+        Some(t) if t < 0 => ctx.err("ERR timeout is negative"),
+        Some(_) => ctx.reply.int(0),
+    }
+}
+
+/// FAILOVER [TIMEOUT ms]: the primary steps down and the election through the log makes
+/// a replica the primary. The engine checks the arguments and the role and answers +OK;
+/// the host recognises the accepted FAILOVER and steps down after the reply. `TO host
+/// port` is refused: the election, not the caller, picks the new primary.
+pub fn failover(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut i = 1;
+    let (mut abort, mut to, mut force) = (false, false, false);
+    while i < argv.len() {
+        let a = argv[i];
+        if eq_ic(a, b"abort") {
+            abort = true;
+            i += 1;
+        } else if eq_ic(a, b"force") {
+            force = true;
+            i += 1;
+        } else if eq_ic(a, b"to") && i + 2 < argv.len() {
+            to = true;
+            i += 3;
+        } else if eq_ic(a, b"timeout") && i + 1 < argv.len() {
+            match crate::util::parse_i64(argv[i + 1]) {
+                Some(t) if t > 0 => {}
+                Some(_) => return ctx.err("ERR FAILOVER timeout must be greater than 0"),
+                None => return ctx.not_integer(),
+            }
+            i += 2;
+        } else {
+            return ctx.err("ERR syntax error");
+        }
+    }
+    if abort {
+        if to || force || argv.len() > 2 {
+            return ctx.err("ERR FAILOVER abort cannot be used with other options.");
+        }
+        return ctx.err("ERR No failover in progress.");
+    }
+    if force && !to {
+        return ctx.err("ERR FAILOVER with force option requires both a timeout and target HOST and IP.");
+    }
+    if ctx.st.replica_mode {
+        return ctx.err("ERR FAILOVER is not valid when server is a replica.");
+    }
+    if to {
+        return ctx.err("ERR FAILOVER TO is not supported: the election through the log picks the new primary");
+    }
+    ctx.reply.ok();
+}
+
+pub fn time(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    let us = ctx.st.now_us;
+    ctx.reply.array(2);
+    ctx.reply.bulk(format!("{}", us / 1_000_000).as_bytes());
+    ctx.reply.bulk(format!("{}", us % 1_000_000).as_bytes());
+}
+
+pub fn lastsave(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.int(ctx.st.lastsave);
+}
+
+// ---- INFO ----
+
+fn section_wanted(args: &[&[u8]], name: &str, default: bool) -> bool {
+    if args.is_empty() {
+        return default;
+    }
+    args.iter().any(|a| eq_ic(a, name.as_bytes()) || eq_ic(a, b"all") || eq_ic(a, b"everything") || (eq_ic(a, b"default") && default))
+}
+
+pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let args = &argv[1..];
+    let st = &*ctx.st;
+    let mut s = String::new();
+    let nclients = ctx.clients.iter().flatten().count() + 1;
+    if section_wanted(args, "server", true) {
+        s.push_str("# Server\r\n");
+        s.push_str(&format!("redis_version:{}\r\n", crate::commands::connection::REDIS_VERSION));
+        s.push_str(&format!("memoria_version:{}\r\n", env!("CARGO_PKG_VERSION")));
+        s.push_str("redis_mode:standalone\r\narch_bits:32\r\nmultiplexing_api:tokio\r\n");
+        for line in st.server_info.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            s.push_str(&String::from_utf8_lossy(line));
+            s.push_str("\r\n");
+        }
+        let up = (st.now_ms - st.start_ms).max(0) / 1000;
+        s.push_str(&format!("uptime_in_seconds:{}\r\nuptime_in_days:{}\r\n", up, up / 86400));
+        s.push_str(&format!("hz:{}\r\n", st.config.value("hz").unwrap_or("10")));
+        s.push_str("\r\n");
+    }
+    if section_wanted(args, "clients", true) {
+        s.push_str(&format!(
+            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nmaxclients:{}\r\n\r\n",
+            nclients,
+            st.blocking.blocked_clients(),
+            st.config.value("maxclients").unwrap_or("10000")
+        ));
+    }
+    if section_wanted(args, "memory", true) {
+        let used = st.used_memory();
+        s.push_str(&format!(
+            "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:dlmalloc\r\n\r\n",
+            used,
+            human_bytes(used as u64),
+            st.config.maxmemory,
+            human_bytes(st.config.maxmemory),
+            st.config.policy_name()
+        ));
+    }
+    if section_wanted(args, "persistence", true) {
+        s.push_str("# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\naof_enabled:0\r\nmemoria_durability:log\r\n\r\n");
+    }
+    if section_wanted(args, "stats", true) {
+        let x = &st.stats;
+        s.push_str(&format!(
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\n\r\n",
+            x.connections, x.commands, x.expired_keys, x.evicted_keys, x.keyspace_hits, x.keyspace_misses, x.rejected_oom, x.unknown_commands
+        ));
+    }
+    if section_wanted(args, "replication", true) {
+        s.push_str("# Replication\r\n");
+        s.push_str(if st.replica_mode { "role:slave\r\n" } else { "role:master\r\nconnected_slaves:0\r\n" });
+        for (k, v) in &st.role_info {
+            s.push_str(&format!("{k}:{v}\r\n"));
+        }
+        s.push_str("\r\n");
+    }
+    if section_wanted(args, "keyspace", true) {
+        s.push_str("# Keyspace\r\n");
+        for (i, db) in st.dbs.iter().enumerate() {
+            if !db.is_empty() {
+                s.push_str(&format!("db{}:keys={},expires={},avg_ttl=0\r\n", i, db.len(), db.expires.len()));
+            }
+        }
+    }
+    while s.ends_with("\r\n\r\n") {
+        s.truncate(s.len() - 2);
+    }
+    ctx.reply.verbatim(s.as_bytes());
+}
+
+fn human_bytes(n: u64) -> String {
+    let f = n as f64;
+    if n < 1024 {
+        format!("{}B", n)
+    } else if n < 1 << 20 {
+        format!("{:.2}K", f / 1024.0)
+    } else if n < 1 << 30 {
+        format!("{:.2}M", f / 1048576.0)
+    } else {
+        format!("{:.2}G", f / 1073741824.0)
+    }
+}
+
+// ---- CONFIG ----
+
+pub fn config_get(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut pairs: Vec<(&'static str, String)> = Vec::new();
+    for pat in &argv[2..] {
+        for (k, v) in ctx.st.config.get(pat) {
+            if !pairs.iter().any(|(n, _)| *n == k) {
+                pairs.push((k, v));
+            }
+        }
+    }
+    ctx.reply.map(pairs.len());
+    for (k, v) in pairs {
+        ctx.reply.bulk(k.as_bytes());
+        ctx.reply.bulk(v.as_bytes());
+    }
+}
+
+pub fn config_set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if (argv.len() - 2) % 2 != 0 {
+        return ctx.err("ERR wrong number of arguments for 'config|set' command");
+    }
+    let mut pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks(2).map(|p| (p[0], p[1])).collect();
+    // requirepass sets the default user's password (hashed, logged); its value is not kept.
+    let pass = pairs.iter().find(|p| eq_ic(p.0, b"requirepass")).map(|p| p.1);
+    if pass.is_some() && ctx.st.replica_mode && !ctx.st.applying {
+        return ctx.err("READONLY You can't write against a read only replica.");
+    }
+    for p in pairs.iter_mut() {
+        if eq_ic(p.0, b"requirepass") {
+            p.1 = b"";
+        }
+    }
+    match ctx.st.config.set_many(&pairs) {
+        Ok(()) => {
+            if let Some(p) = pass {
+                crate::commands::acl::set_requirepass(ctx, p);
+            }
+            ctx.reply.ok()
+        }
+        Err(e) => ctx.err(&e),
+    }
+}
+
+pub fn config_resetstat(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.st.stats = Default::default();
+    ctx.reply.ok();
+}
+
+pub fn config_rewrite(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.err("ERR The server is running without a config file");
+}
+
+pub fn config_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.help([
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Print this help.",
+    ]);
+}
+
+// ---- COMMAND ----
+
+fn all_specs() -> Vec<&'static CommandSpec> {
+    COMMANDS.iter().collect()
+}
+
+fn reply_command_info(ctx: &mut Ctx<'_>, c: &'static CommandSpec) {
+    let r = &mut *ctx.reply;
+    r.array(10);
+    r.bulk(c.name.as_bytes());
+    r.int(c.arity as i64);
+    let names: Vec<&str> = flags::NAMES.iter().filter(|(b, _)| c.flags & b != 0).map(|(_, n)| *n).collect();
+    r.set(names.len());
+    for n in names {
+        r.simple(n.as_bytes());
+    }
+    r.int(c.first_key as i64);
+    r.int(c.last_key as i64);
+    r.int(c.step as i64);
+    let cats = c.acl_categories();
+    r.set(cats.len());
+    for cat in cats {
+        r.simple(cat.as_bytes());
+    }
+    r.set(0);
+    if c.first_key > 0 {
+        r.array(1);
+        r.map(3);
+        r.bulk(b"flags");
+        let f: &[u8] = if c.is_write() { b"RW" } else { b"RO" };
+        r.array(1);
+        r.simple(f);
+        r.bulk(b"begin_search");
+        r.map(2);
+        r.bulk(b"type");
+        r.bulk(b"index");
+        r.bulk(b"spec");
+        r.map(1);
+        r.bulk(b"index");
+        r.int(c.first_key as i64);
+        r.bulk(b"find_keys");
+        r.map(2);
+        r.bulk(b"type");
+        r.bulk(b"range");
+        r.bulk(b"spec");
+        r.map(3);
+        r.bulk(b"lastkey");
+        r.int(if c.last_key < 0 { c.last_key as i64 } else { (c.last_key - c.first_key) as i64 });
+        r.bulk(b"keystep");
+        r.int(c.step as i64);
+        r.bulk(b"limit");
+        r.int(0);
+    } else {
+        r.array(0);
+    }
+    let subs = c.subcommands;
+    ctx.reply.array(subs.len());
+    for s in subs {
+        reply_command_info(ctx, s);
+    }
+}
+
+pub fn command_info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() <= 2 {
+        let specs = all_specs();
+        ctx.reply.array(specs.len());
+        for c in specs {
+            reply_command_info(ctx, c);
+        }
+        return;
+    }
+    let names = &argv[2..];
+    ctx.reply.array(names.len());
+    for n in names {
+        match lookup_full(ctx, n) {
+            Some(c) => reply_command_info(ctx, c),
+            None => ctx.reply.null_array(),
+        }
+    }
+}
+
+/// Looks up `name` or `container|sub`.
+fn lookup_full(ctx: &Ctx<'_>, name: &[u8]) -> Option<&'static CommandSpec> {
+    let mut parts = name.splitn(2, |&b| b == b'|');
+    let top = ctx.st.index.lookup(parts.next()?)?;
+    match parts.next() {
+        None => Some(top),
+        Some(sub) => crate::server::spec::find_sub(top, sub),
+    }
+}
+
+pub fn command_count(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.int(COMMANDS.len() as i64);
+}
+
+pub fn command_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut names: Vec<&'static CommandSpec> = Vec::new();
+    for c in COMMANDS {
+        names.push(c);
+        names.extend(c.subcommands.iter());
+    }
+    if argv.len() > 2 {
+        if argv.len() != 5 || !eq_ic(argv[2], b"FILTERBY") {
+            return ctx.syntax_error();
+        }
+        let (kind, val) = (argv[3], argv[4]);
+        if eq_ic(kind, b"PATTERN") {
+            names.retain(|c| crate::util::glob_match(val, c.name.as_bytes(), true));
+        } else if eq_ic(kind, b"ACLCAT") {
+            names.retain(|c| c.acl_categories().iter().any(|cat| eq_ic(&cat.as_bytes()[1..], val)));
+        } else if eq_ic(kind, b"MODULE") {
+            names.clear();
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    ctx.reply.array(names.len());
+    for c in names {
+        ctx.reply.bulk(c.name.as_bytes());
+    }
+}
+
+fn reply_docs(ctx: &mut Ctx<'_>, c: &'static CommandSpec) {
+    let n = if c.subcommands.is_empty() { 3 } else { 4 };
+    ctx.reply.map(n);
+    ctx.reply.bulk(b"summary");
+    ctx.reply.bulk(c.summary.as_bytes());
+    ctx.reply.bulk(b"since");
+    ctx.reply.bulk(c.since.as_bytes());
+    ctx.reply.bulk(b"group");
+    ctx.reply.bulk(c.group.as_bytes());
+    if !c.subcommands.is_empty() {
+        ctx.reply.bulk(b"subcommands");
+        ctx.reply.map(c.subcommands.len());
+        for s in c.subcommands {
+            ctx.reply.bulk(s.name.as_bytes());
+            reply_docs(ctx, s);
+        }
+    }
+}
+
+pub fn command_docs(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let specs: Vec<&'static CommandSpec> = if argv.len() == 2 { all_specs() } else { argv[2..].iter().filter_map(|n| lookup_full(ctx, n)).collect() };
+    ctx.reply.map(specs.len());
+    for c in specs {
+        ctx.reply.bulk(c.name.as_bytes());
+        reply_docs(ctx, c);
+    }
+}
+
+pub fn command_getkeys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let args = &argv[2..];
+    let Some(top) = ctx.st.index.lookup(args[0]) else {
+        return ctx.err("ERR Invalid command specified");
+    };
+    let cmd = if top.subcommands.is_empty() {
+        top
+    } else {
+        match args.get(1).and_then(|s| crate::server::spec::find_sub(top, s)) {
+            Some(s) => s,
+            None => return ctx.err("ERR Invalid command specified"),
+        }
+    };
+    if !cmd.arity_ok(args.len()) {
+        return ctx.err("ERR Invalid number of arguments specified for command");
+    }
+    let mut idx = Vec::new();
+    cmd.key_indexes_argv(args, &mut idx);
+    if idx.is_empty() {
+        if cmd.movable_keys() {
+            return ctx.err("ERR Invalid arguments specified for command");
+        }
+        return ctx.err("ERR The command has no key arguments");
+    }
+    ctx.reply.array(idx.len());
+    for i in idx {
+        ctx.reply.bulk(args[i]);
+    }
+}
+
+pub fn command_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.help([
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "HELP",
+        "    Print this help.",
+    ]);
+}

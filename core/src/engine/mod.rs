@@ -1,0 +1,549 @@
+//! The engine: all databases, clients and configuration of one shard, driven one batch at
+//! a time. Deterministic: time and randomness come from the host with each call.
+
+#[cfg(feature = "component")]
+mod guest;
+pub mod snapshot;
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use crate::protocol::batch::{self, BatchReader, EffectReader};
+use crate::protocol::reply::Reply;
+use crate::server::client::Client;
+use crate::server::ctx::Ctx;
+use crate::server::state::{NUM_DBS, State};
+use crate::util::Rng;
+
+pub struct Engine {
+    pub st: State,
+    clients: Vec<Option<Client>>,
+    client_slots: BTreeMap<u64, usize>,
+    /// The last (client id, slot) looked up: a pipeline's commands come in a row.
+    last_slot: Option<(u64, usize)>,
+    free_slots: Vec<usize>,
+    reply: Reply,
+    effects: Vec<u8>,
+    args: Vec<(usize, usize)>,
+    /// Counts `execute` calls (a client's deferral lasts for the rest of one batch).
+    batch_no: u64,
+}
+
+impl Engine {
+    pub fn new(seed: u64) -> Self {
+        Engine {
+            st: State::new(seed, crate::commands::table::COMMANDS),
+            clients: Vec::new(),
+            client_slots: BTreeMap::new(),
+            last_slot: None,
+            free_slots: Vec::new(),
+            reply: Reply::new(),
+            effects: Vec::new(),
+            args: Vec::new(),
+            batch_no: 0,
+        }
+    }
+
+    pub fn set_memory_probe(&mut self, probe: fn() -> usize) {
+        self.st.memory_probe = probe;
+    }
+
+    fn set_time(&mut self, now_us: i64) {
+        self.st.now_us = now_us;
+        self.st.now_ms = now_us / 1000;
+        if self.st.start_ms == 0 {
+            self.st.start_ms = self.st.now_ms;
+            self.st.lastsave = self.st.now_ms / 1000;
+        }
+    }
+
+    fn slot_of(&mut self, id: u64) -> usize {
+        if let Some((last, s)) = self.last_slot {
+            if last == id {
+                return s;
+            }
+        }
+        if let Some(&s) = self.client_slots.get(&id) {
+            self.last_slot = Some((id, s));
+            return s;
+        }
+        let mut c = Client::new(id, self.st.now_ms);
+        c.last_ms = self.st.now_ms;
+        crate::server::acl::enforce::init_client(&self.st.acl, &mut c);
+        self.st.stats.connections += 1;
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.clients[s] = Some(c);
+                s
+            }
+            None => {
+                self.clients.push(Some(c));
+                self.clients.len() - 1
+            }
+        };
+        self.client_slots.insert(id, slot);
+        slot
+    }
+
+    fn drop_client(&mut self, id: u64) {
+        self.last_slot = None;
+        if let Some(slot) = self.client_slots.remove(&id) {
+            if let Some(mut c) = self.clients[slot].take() {
+                crate::server::state::unwatch_all(&mut self.st, &mut c);
+                self.st.pubsub.drop_client(c.id, &mut c.subs);
+                // A blocked client that leaves is forgotten by every key it waited on.
+                if let Some(b) = c.blocked.take() {
+                    self.st.blocking.remove(id, &b);
+                }
+            }
+            self.free_slots.push(slot);
+        }
+    }
+
+    /// Touches the hash-table nodes and values of every command's first key before the
+    /// batch runs. The loads do not depend on each other, so the CPU overlaps their cache
+    /// misses instead of paying them one command at a time — the payoff of handing the
+    /// engine whole batches.
+    fn prefetch_batch(&mut self, input: &[u8]) {
+        let mut touched = 0u64;
+        let mut args = core::mem::take(&mut self.args);
+        let mut heads: Vec<*const crate::keyspace::object::Entry> = Vec::new();
+        for rec in BatchReader::new(input) {
+            if rec.kind != batch::REC_COMMAND {
+                continue;
+            }
+            args.clear();
+            if crate::protocol::resp::read_command(rec.payload, &mut args).is_none() || args.len() < 2 {
+                continue;
+            }
+            let db = match self.client_slots.get(&rec.client).and_then(|&s| self.clients[s].as_ref()) {
+                Some(c) => c.db,
+                None => 0,
+            };
+            let (a, b) = args[1];
+            if let Some(e) = self.st.dbs[db].keys.bucket_head(&rec.payload[a..b]) {
+                heads.push(e as *const _);
+            }
+        }
+        for &e in &heads {
+            // SAFETY: the pointers were taken from live entries just above and nothing has
+            // modified the tables since; this only reads one byte of each value.
+            let e = unsafe { &*e };
+            touched = touched.wrapping_add(match &e.val {
+                crate::keyspace::object::Value::Str(s) => s.first().copied().unwrap_or(0) as u64,
+                crate::keyspace::object::Value::Raw(s) => s.first().copied().unwrap_or(0) as u64,
+                _ => 0,
+            });
+        }
+        self.args = args;
+        core::hint::black_box(touched);
+    }
+
+    /// Runs one batch (see `batch`), returning the output records.
+    pub fn execute(&mut self, input: &[u8], now_us: i64, seed: u64) -> Vec<u8> {
+        self.set_time(now_us);
+        self.st.rng = Rng::new(seed);
+        self.batch_no += 1;
+        if input.len() > 512 {
+            self.prefetch_batch(input);
+        }
+        let mut out = Vec::with_capacity(input.len() + 64);
+        // Messages raised by `apply` since the last call (a replica's notifications).
+        self.flush_pushes(&mut out);
+        for rec in BatchReader::new(input) {
+            match rec.kind {
+                batch::REC_COMMAND => self.run_client_command(rec.client, rec.payload, &mut out),
+                batch::REC_CONNECT => {
+                    let slot = self.slot_of(rec.client);
+                    let c = self.clients[slot].as_mut().unwrap();
+                    let mut parts = rec.payload.splitn(2, |&b| b == b'\n');
+                    c.addr = parts.next().unwrap_or_default().to_vec();
+                    c.laddr = parts.next().unwrap_or_default().to_vec();
+                    // Protected mode: a non-loopback client while the default user has no
+                    // password is told how to fix it and disconnected.
+                    if crate::server::acl::enforce::protected_mode_denies(&self.st, &c.addr) {
+                        let msg = crate::server::acl::enforce::DENIED_MESSAGE.as_bytes();
+                        batch::write_out(&mut out, rec.kind, rec.client, batch::OUT_CLOSE, msg, b"");
+                    } else {
+                        batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                    }
+                }
+                batch::REC_UNBLOCK => {
+                    if !self.unblock_client(rec.client, false, batch::REC_UNBLOCK, &mut out) {
+                        batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                    }
+                }
+                batch::REC_DISCONNECT => {
+                    self.drop_client(rec.client);
+                    batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                }
+                batch::REC_TICK => {
+                    self.effects.clear();
+                    crate::server::expire::active_expire_cycle(&mut self.st, &mut self.effects);
+                    let flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };
+                    batch::write_out(&mut out, rec.kind, 0, flags, b"", &self.effects);
+                    self.flush_pushes(&mut out);
+                }
+                batch::REC_SERVER_INFO => {
+                    // Lines INFO server shows; the password hashes are taken, never shown
+                    // (Redis shows hashes only through ACL GETUSER/LIST, to admins).
+                    self.st.server_info.clear();
+                    for line in rec.payload.split(|&b| b == b'\n') {
+                        if let Some(p) = line.iter().position(|&b| b == b':') {
+                            let (k, v) = (&line[..p], &line[p + 1..]);
+                            let k = core::str::from_utf8(k).unwrap_or("");
+                            let v = core::str::from_utf8(v).unwrap_or("").trim_end_matches('\r');
+                            match k {
+                                "tcp_port" => self.st.config.set_fixed("port", v),
+                                "bind" => self.st.config.set_fixed("bind", v),
+                                "dir" => self.st.config.set_fixed("dir", v),
+                                "protected_mode" => self.st.config.set_fixed("protected-mode", v),
+                                "requirepass_sha256" => {
+                                    crate::server::acl::enforce::init_requirepass(&mut self.st.acl, v.as_bytes());
+                                    continue;
+                                }
+                                "internal_sha256" => {
+                                    if v.len() == 64 {
+                                        self.st.acl.internal = Some(v.as_bytes().to_vec());
+                                    }
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                        }
+                        self.st.server_info.extend_from_slice(line);
+                        self.st.server_info.push(b'\n');
+                    }
+                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
+                }
+                batch::REC_CONFIG => {
+                    for line in rec.payload.split(|&b| b == b'\n') {
+                        let line = core::str::from_utf8(line).unwrap_or("");
+                        if let Some((k, v)) = line.split_once(' ') {
+                            self.st.config.set_fixed(k, v);
+                        }
+                    }
+                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
+                }
+                batch::REC_ROLE => {
+                    let text = alloc::string::String::from_utf8_lossy(rec.payload);
+                    let mut lines = text.lines();
+                    self.st.replica_mode = lines.next() == Some("replica");
+                    self.st.role_info = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.into(), v.into())).collect();
+                    self.st.cluster = crate::server::cluster::ClusterMap::from_facts(&self.st.role_info);
+                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
+                }
+                _ => batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b""),
+            }
+        }
+        out
+    }
+
+    fn run_client_command(&mut self, id: u64, payload: &[u8], out: &mut Vec<u8>) {
+        let slot = self.slot_of(id);
+        let mut client = self.clients[slot].take().expect("client slot");
+        if client.blocked.is_some() || client.deferred_in == self.batch_no {
+            // Blocked: nothing of this client runs before its blocked command is answered.
+            client.deferred_in = self.batch_no;
+            batch::write_out(out, batch::REC_COMMAND, id, batch::OUT_DEFERRED, b"", b"");
+            self.clients[slot] = Some(client);
+            return;
+        }
+        self.args.clear();
+        self.reply.buf.clear();
+        self.effects.clear();
+        self.reply.resp3 = client.resp3;
+        let mut close = false;
+        let mut block = None;
+        let mut unblock = Vec::new();
+        if crate::protocol::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
+            let argv: Vec<&[u8]> = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
+            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            crate::server::dispatch::call(&mut ctx, &argv);
+            close = ctx.close;
+            block = ctx.block.take();
+            unblock = core::mem::take(&mut ctx.unblock);
+        } else {
+            self.reply.error(b"ERR Protocol error: malformed command record");
+        }
+        let mut flags = 0;
+        if close {
+            flags |= batch::OUT_CLOSE;
+        }
+        if !self.effects.is_empty() {
+            flags |= batch::OUT_WRITE;
+        }
+        if client.resp3 {
+            flags |= batch::OUT_RESP3;
+        }
+        if client.subs.active() {
+            flags |= batch::OUT_PUBSUB;
+        }
+        if let Some(req) = block {
+            let b = crate::server::blocked::Blocked {
+                db: client.db,
+                keys: dedup_keys(req.keys),
+                deadline: req.deadline,
+                command: req.rewritten.unwrap_or_else(|| payload.to_vec()),
+                asking: req.asking,
+            };
+            self.st.blocking.add(id, &b);
+            let deadline = b.deadline.to_le_bytes();
+            client.blocked = Some(b);
+            batch::write_out(out, batch::REC_COMMAND, id, flags | batch::OUT_BLOCKED, &deadline, &self.effects);
+        } else {
+            // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after it.
+            let suppress = client.reply_off || client.reply_skip;
+            client.reply_skip = core::mem::take(&mut client.reply_skip_next);
+            // Pub/sub messages for this client precede its reply (Redis writes them into the
+            // output buffer while the command runs); a muted client gets none.
+            let mut mine = Vec::new();
+            if self.st.pubsub.has_pending() {
+                self.st.pubsub.take_for(id, client.resp3, client.reply_off || suppress, &mut mine);
+            }
+            let reply: &[u8] = if suppress {
+                b""
+            } else if mine.is_empty() {
+                &self.reply.buf
+            } else {
+                mine.extend_from_slice(&self.reply.buf);
+                &mine
+            };
+            batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
+        }
+        self.clients[slot] = Some(client);
+        if self.st.config.host_changed {
+            self.st.config.host_changed = false;
+            let values = self.st.config.host_values();
+            batch::write_out(out, batch::REC_CONFIG, id, 0, values.as_bytes(), b"");
+        }
+        self.flush_pushes(out);
+        for (target, error) in unblock {
+            self.unblock_client(target, error, batch::REC_UNBLOCKED, out);
+        }
+        if !self.st.blocking.is_empty() && !self.effects.is_empty() {
+            self.signal_ready_from_effects();
+            self.serve_ready(out);
+        }
+    }
+
+    /// Marks the keys written by the effects just produced as ready for their waiters.
+    fn signal_ready_from_effects(&mut self) {
+        let mut args = Vec::new();
+        let mut idx = Vec::new();
+        for fx in EffectReader::new(&self.effects) {
+            args.clear();
+            if crate::protocol::resp::read_command(fx.command, &mut args).is_none() {
+                continue;
+            }
+            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
+            let Some(spec) = self.st.index.resolve(&argv) else {
+                continue;
+            };
+            idx.clear();
+            spec.key_indexes_argv(&argv, &mut idx);
+            for &i in &idx {
+                self.st.blocking.signal(fx.db, argv[i]);
+            }
+        }
+    }
+
+    /// Serves the waiters of every ready key, in blocking order (Redis's
+    /// handleClientsBlockedOnKeys); what a served command writes may ready more keys.
+    fn serve_ready(&mut self, out: &mut Vec<u8>) {
+        while let Some((db, key)) = self.st.blocking.next_ready() {
+            // A deleted key is offered too: a group reader learns its stream is gone
+            // (Redis's signalDeletedKeyAsReady); other waiters just keep their place.
+            for id in self.st.blocking.waiters(db, &key) {
+                self.serve_waiter(id, &key, out);
+            }
+        }
+    }
+
+    /// Re-runs a waiter's command with `key` as the ready key. Served: an extra
+    /// REC_UNBLOCKED record with its reply and effects. Not served: it keeps its place.
+    fn serve_waiter(&mut self, id: u64, key: &[u8], out: &mut Vec<u8>) {
+        let Some(&slot) = self.client_slots.get(&id) else {
+            return;
+        };
+        let Some(mut client) = self.clients[slot].take() else {
+            return;
+        };
+        let Some(b) = client.blocked.take() else {
+            self.clients[slot] = Some(client);
+            return;
+        };
+        self.args.clear();
+        self.reply.buf.clear();
+        self.effects.clear();
+        self.reply.resp3 = client.resp3;
+        let mut still = None;
+        if crate::protocol::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
+            let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
+            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            ctx.ready_key = Some(key);
+            ctx.client.asking = b.asking;
+            crate::server::dispatch::call(&mut ctx, &argv);
+            // A re-run refused before routing (ACL) must not leave ASKING for the next one.
+            ctx.client.asking = false;
+            still = ctx.block.take();
+        }
+        let mut flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };
+        if client.resp3 {
+            flags |= batch::OUT_RESP3;
+        }
+        if still.is_some() {
+            client.blocked = Some(b);
+            if flags & batch::OUT_WRITE != 0 {
+                batch::write_out(out, batch::REC_UNBLOCKED, id, flags, b"", &self.effects);
+            }
+        } else {
+            self.st.blocking.remove(id, &b);
+            let suppress = client.reply_off || client.reply_skip;
+            client.reply_skip = core::mem::take(&mut client.reply_skip_next);
+            let reply: &[u8] = if suppress { b"" } else { &self.reply.buf };
+            batch::write_out(out, batch::REC_UNBLOCKED, id, flags | batch::OUT_UNBLOCKED, reply, &self.effects);
+        }
+        self.clients[slot] = Some(client);
+        self.flush_pushes(out);
+        if !self.effects.is_empty() {
+            self.signal_ready_from_effects();
+        }
+    }
+
+    /// Answers a blocked client's command as on timeout (null array) or with CLIENT
+    /// UNBLOCK's error, in a record of `kind`. False if it was not blocked.
+    fn unblock_client(&mut self, id: u64, error: bool, kind: u8, out: &mut Vec<u8>) -> bool {
+        let Some(&slot) = self.client_slots.get(&id) else {
+            return false;
+        };
+        let Some(client) = self.clients[slot].as_mut() else {
+            return false;
+        };
+        let Some(b) = client.blocked.take() else {
+            return false;
+        };
+        self.st.blocking.remove(id, &b);
+        let mut r = Reply::new();
+        r.resp3 = client.resp3;
+        if error {
+            r.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        } else {
+            r.null_array();
+        }
+        let suppress = client.reply_off || client.reply_skip;
+        client.reply_skip = core::mem::take(&mut client.reply_skip_next);
+        let mut flags = batch::OUT_UNBLOCKED;
+        if client.resp3 {
+            flags |= batch::OUT_RESP3;
+        }
+        batch::write_out(out, kind, id, flags, if suppress { b"" } else { &r.buf }, b"");
+        true
+    }
+
+    /// Hands the queued pub/sub messages to the host as REC_PUSH records.
+    fn flush_pushes(&mut self, out: &mut Vec<u8>) {
+        if !self.st.pubsub.has_pending() {
+            return;
+        }
+        let (clients, slots) = (&self.clients, &self.client_slots);
+        self.st.pubsub.flush(out, |id| {
+            let c = slots.get(&id).and_then(|&s| clients[s].as_ref())?;
+            Some((c.resp3, c.reply_off))
+        });
+    }
+
+    /// Applies effects produced by a primary (replica apply, log replay). Expiry and
+    /// eviction are left to the primary's own DEL effects.
+    pub fn apply(&mut self, effects: &[u8], now_us: i64) -> Result<usize, ApplyError> {
+        self.set_time(now_us);
+        let was = (self.st.replica_mode, self.st.applying);
+        self.st.replica_mode = true;
+        self.st.applying = true;
+        let mut client = Client::new(u64::MAX, self.st.now_ms);
+        client.user = crate::server::acl::SUPERUSER;
+        client.authenticated = true;
+        let mut reader = EffectReader::new(effects);
+        let mut n = 0;
+        let mut result = Ok(());
+        let mut args = Vec::new();
+        while let Some(fx) = reader.next() {
+            if fx.db as usize >= NUM_DBS {
+                result = Err(ApplyError::BadDb(fx.db));
+                break;
+            }
+            client.db = fx.db as usize;
+            args.clear();
+            crate::protocol::resp::read_command(fx.command, &mut args);
+            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
+            self.reply.buf.clear();
+            self.effects.clear();
+            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            crate::server::dispatch::call(&mut ctx, &argv);
+            if self.reply.buf.first() == Some(&b'-') {
+                let msg = alloc::string::String::from_utf8_lossy(&self.reply.buf[1..]).trim_end().into();
+                result = Err(ApplyError::Rejected(msg));
+                break;
+            }
+            n += 1;
+        }
+        if result.is_ok() && !reader.at_end() {
+            result = Err(ApplyError::Malformed);
+        }
+        (self.st.replica_mode, self.st.applying) = was;
+        result.map(|_| n)
+    }
+
+    pub fn dbsize(&self, db: usize) -> usize {
+        self.st.dbs[db].len()
+    }
+
+    pub fn total_keys(&self) -> usize {
+        self.st.dbs.iter().map(|d| d.len()).sum()
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum ApplyError {
+    BadDb(u8),
+    Malformed,
+    Rejected(alloc::string::String),
+}
+
+impl core::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ApplyError::BadDb(d) => write!(f, "effect names database {d}, out of range"),
+            ApplyError::Malformed => write!(f, "malformed effect record"),
+            ApplyError::Rejected(m) => write!(f, "effect rejected by the engine: {m}"),
+        }
+    }
+}
+
+/// A client waits once per key even if it names the key twice (Redis's blockForKeys).
+fn dedup_keys(keys: Vec<alloc::boxed::Box<[u8]>>) -> Vec<alloc::boxed::Box<[u8]>> {
+    let mut out: Vec<alloc::boxed::Box<[u8]>> = Vec::with_capacity(keys.len());
+    for k in keys {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applying_effects_writes_none_of_its_own() {
+        let mut e = Engine::new(1);
+        let mut fx = alloc::vec![0u8];
+        crate::protocol::resp::encode_command(&mut fx, &[&b"SET"[..], b"k", b"v", b"EX", b"100"]);
+        fx.push(0);
+        crate::protocol::resp::encode_command(&mut fx, &[&b"INCR"[..], b"n"]);
+        assert_eq!(e.apply(&fx, 1_700_000_000_000_000), Ok(2));
+        assert!(e.effects.is_empty(), "a replica's apply re-encoded effects: {:?}", alloc::string::String::from_utf8_lossy(&e.effects));
+        assert_eq!(e.total_keys(), 2);
+    }
+}

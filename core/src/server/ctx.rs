@@ -1,0 +1,119 @@
+//! What a command handler sees: the shard state, its client, its reply and the effects
+//! buffer. Key access goes through `State` so lazy expiry, WATCH invalidation and the
+//! effects of expiry are handled in one place.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crate::protocol::reply::Reply;
+use crate::server::client::Client;
+use crate::server::state::State;
+
+/// Appends one effect: `db` then the command as RESP.
+pub fn emit(fx: &mut Vec<u8>, db: usize, args: &[&[u8]]) {
+    fx.push(db as u8);
+    crate::protocol::resp::encode_command(fx, args);
+}
+
+pub struct Ctx<'a> {
+    pub st: &'a mut State,
+    pub client: &'a mut Client,
+    /// Every other connected client (the current one is `client`).
+    pub clients: &'a [Option<Client>],
+    pub reply: &'a mut Reply,
+    pub fx: &'a mut Vec<u8>,
+    /// Close the connection after the reply (QUIT).
+    pub close: bool,
+    /// Number of changes the current command made (Redis's `server.dirty`).
+    pub dirty: u64,
+    /// The handler emitted its own effects instead of its argv.
+    pub custom_fx: bool,
+    /// Nesting: set while EXEC runs queued commands.
+    pub in_exec: bool,
+    /// Set when the command is re-run for a blocked client: the key that became ready.
+    pub ready_key: Option<&'a [u8]>,
+    /// The command could not be served and asks to block (see `blocked`).
+    pub block: Option<crate::server::blocked::BlockRequest>,
+    /// CLIENT UNBLOCK requests: (client id, answer with an error instead of a timeout).
+    pub unblock: Vec<(u64, bool)>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(st: &'a mut State, client: &'a mut Client, clients: &'a [Option<Client>], reply: &'a mut Reply, fx: &'a mut Vec<u8>) -> Self {
+        Ctx { st, client, clients, reply, fx, close: false, dirty: 0, custom_fx: false, in_exec: false, ready_key: None, block: None, unblock: Vec::new() }
+    }
+
+    /// False where Redis sets CLIENT_DENY_BLOCKING (inside MULTI/EXEC) or nothing can
+    /// wait (applying a primary's effects): a blocking command then answers as on timeout.
+    pub fn may_block(&self) -> bool {
+        !self.in_exec && self.client.multi.is_none() && !self.st.applying
+    }
+
+    /// When re-run for a blocked client, the key that became ready (serve from it only,
+    /// like Redis's serveClientsBlockedOn*Key).
+    pub fn ready_key(&self) -> Option<&'a [u8]> {
+        self.ready_key
+    }
+
+    /// Blocks the client on `keys` until `deadline` (unix ms, 0 = never); the command is
+    /// re-run when one of them is written. Re-run for a waiter, it keeps its place in line.
+    pub fn block(&mut self, keys: &[&[u8]], deadline: i64) {
+        self.block =
+            Some(crate::server::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: None, asking: false });
+    }
+
+    /// Like `block`, re-running `argv` instead of the command itself.
+    pub fn block_as(&mut self, keys: &[&[u8]], deadline: i64, argv: &[&[u8]]) {
+        let mut cmd = Vec::new();
+        crate::protocol::resp::encode_command(&mut cmd, argv);
+        self.block =
+            Some(crate::server::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: Some(cmd), asking: false });
+    }
+
+    #[inline]
+    pub fn db(&self) -> usize {
+        self.client.db
+    }
+
+    /// Replaces the default effect (argv verbatim) with `args`; may be called repeatedly.
+    pub fn propagate(&mut self, args: &[&[u8]]) {
+        self.custom_fx = true;
+        if !self.st.applying {
+            emit(self.fx, self.client.db, args);
+        }
+    }
+
+    /// The command had nothing to replicate even though it may have counted as dirty.
+    pub fn propagate_nothing(&mut self) {
+        self.custom_fx = true;
+    }
+
+    pub fn err(&mut self, msg: &str) {
+        self.reply.error(msg.as_bytes());
+    }
+    pub fn wrongtype(&mut self) {
+        self.reply.error(b"WRONGTYPE Operation against a key holding the wrong kind of value");
+    }
+    pub fn syntax_error(&mut self) {
+        self.reply.error(b"ERR syntax error");
+    }
+    pub fn not_integer(&mut self) {
+        self.reply.error(b"ERR value is not an integer or out of range");
+    }
+    pub fn not_float(&mut self) {
+        self.reply.error(b"ERR value is not a valid float");
+    }
+
+    /// Parses an integer argument or replies with Redis's error.
+    pub fn int_arg(&mut self, a: &[u8]) -> Option<i64> {
+        let v = crate::util::parse_i64(a);
+        if v.is_none() {
+            self.not_integer();
+        }
+        v
+    }
+
+    pub fn lru(&self) -> u32 {
+        self.st.lru_clock()
+    }
+}

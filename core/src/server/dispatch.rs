@@ -1,0 +1,171 @@
+//! Command dispatch: lookup, arity, MULTI queueing, maxmemory, then the handler; and the
+//! default effect (the command itself) for writes that changed something.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::server::ctx::{Ctx, emit};
+use crate::server::spec::{CommandSpec, flags};
+
+/// Builds Redis's "unknown command" error, quoting at most ~128 bytes of arguments.
+fn unknown_command(argv: &[&[u8]]) -> String {
+    let mut args = String::new();
+    for a in &argv[1..] {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        let s = String::from_utf8_lossy(&a[..a.len().min(room)]);
+        args.push('\'');
+        args.push_str(&s);
+        args.push_str("' ");
+    }
+    let name = String::from_utf8_lossy(&argv[0][..argv[0].len().min(128)]);
+    format!("ERR unknown command '{}', with args beginning with: {}", name, args)
+}
+
+fn reject(ctx: &mut Ctx<'_>, msg: &str) {
+    if let Some(m) = ctx.client.multi.as_mut() {
+        if !ctx.in_exec {
+            m.aborted = true;
+        }
+    }
+    ctx.err(msg);
+}
+
+/// Resolves argv to a command spec, or replies with the error Redis would give. The flag
+/// is set when a container was called bare and runs its `bare` subcommand.
+fn resolve(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Option<(&'static CommandSpec, bool)> {
+    let Some(top) = ctx.st.index.lookup(argv[0]) else {
+        ctx.st.stats.unknown_commands += 1;
+        reject(ctx, &unknown_command(argv));
+        return None;
+    };
+    if top.subcommands.is_empty() {
+        return Some((top, false));
+    }
+    if argv.len() < 2 {
+        if let Some(bare) = top.bare {
+            return Some((bare, true));
+        }
+        reject(ctx, &format!("ERR wrong number of arguments for '{}' command", top.name));
+        return None;
+    }
+    match crate::server::spec::find_sub(top, argv[1]) {
+        Some(s) => Some((s, false)),
+        None => {
+            let sub = String::from_utf8_lossy(&argv[1][..argv[1].len().min(128)]);
+            reject(ctx, &format!("ERR unknown subcommand '{}'. Try {} HELP.", sub, top.name.to_ascii_uppercase()));
+            None
+        }
+    }
+}
+
+/// Runs one command for `ctx.client`.
+pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.is_empty() {
+        return;
+    }
+    let Some((cmd, bare)) = resolve(ctx, argv) else { return };
+    let exec = cmd.flags & flags::EXEC != 0;
+    if !ctx.in_exec {
+        // Like Redis's processCommand: CLIENT LIST/INFO show the command being run.
+        ctx.client.last_cmd = cmd.name;
+        ctx.client.last_ms = ctx.st.now_ms;
+    }
+    if !bare && !cmd.arity_ok(argv.len()) {
+        if exec {
+            // Redis's execCommandAbort: a rejected EXEC discards the transaction.
+            ctx.client.multi = None;
+            crate::server::state::unwatch_all(ctx.st, ctx.client);
+            ctx.err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command");
+            return;
+        }
+        reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
+        return;
+    }
+    // AUTH and ACL permissions, before anything of the command runs.
+    if let Err(r) = crate::server::acl::enforce::enforce(ctx, cmd, argv) {
+        match r {
+            crate::server::acl::enforce::Refusal::Close => ctx.close = true,
+            crate::server::acl::enforce::Refusal::Error(msg) if ctx.in_exec => ctx.err(&msg),
+            crate::server::acl::enforce::Refusal::Error(msg) => reject(ctx, &msg),
+        }
+        return;
+    }
+    // Cluster mode: keyed commands run only where their slot lives (Redis checks this
+    // before queueing in MULTI, and for EXEC across everything queued).
+    let mut asked = false;
+    if ctx.st.cluster.is_some() && !ctx.st.applying && !ctx.in_exec {
+        let asking = ctx.client.asking;
+        asked = asking;
+        // ASKING lasts one command (or one transaction).
+        if cmd.flags & flags::KEEPS_ASKING == 0 && (ctx.client.multi.is_none() || exec) {
+            ctx.client.asking = false;
+        }
+        if let Some(e) = crate::server::cluster::route(ctx, cmd, argv, asking) {
+            if exec {
+                ctx.client.multi = None;
+                crate::server::state::unwatch_all(ctx.st, ctx.client);
+                ctx.err(&e);
+                return;
+            }
+            reject(ctx, &e);
+            return;
+        }
+    }
+    // A replica takes writes only from its primary's log.
+    if ctx.st.replica_mode && !ctx.st.applying && cmd.is_write() {
+        reject(ctx, "READONLY You can't write against a read only replica.");
+        return;
+    }
+    if ctx.client.multi.is_some() && !ctx.in_exec && cmd.flags & flags::TX_CONTROL == 0 {
+        if cmd.flags & flags::NO_MULTI != 0 {
+            reject(ctx, "ERR Command not allowed inside a transaction");
+            return;
+        }
+        if cmd.flags & flags::DENYOOM != 0 && !crate::server::evict::memory_ok(ctx) {
+            reject(ctx, "OOM command not allowed when used memory > 'maxmemory'.");
+            return;
+        }
+        let mut raw = Vec::new();
+        crate::protocol::resp::encode_command(&mut raw, argv);
+        ctx.client.multi.as_mut().unwrap().queue.push(raw);
+        ctx.reply.simple(b"QUEUED");
+        return;
+    }
+    if cmd.flags & flags::DENYOOM != 0 && !ctx.st.replica_mode && !crate::server::evict::make_room(ctx) {
+        ctx.st.stats.rejected_oom += 1;
+        ctx.err("OOM command not allowed when used memory > 'maxmemory'.");
+        return;
+    }
+    // A RESP2 connection that is subscribed only takes (un)subscriptions, PING, QUIT, RESET.
+    if !ctx.in_exec && !ctx.client.resp3 && ctx.client.subs.active() && cmd.flags & flags::SUBSCRIBED == 0 {
+        let msg = crate::server::pubsub::subscribed_context_error(cmd.name);
+        if exec {
+            ctx.client.multi = None;
+            crate::server::state::unwatch_all(ctx.st, ctx.client);
+            return ctx.err(&format!("EXECABORT Transaction discarded because of: {}", &msg[4..]));
+        }
+        return reject(ctx, &msg);
+    }
+    let (saved_dirty, saved_custom) = (ctx.dirty, ctx.custom_fx);
+    ctx.dirty = 0;
+    ctx.custom_fx = false;
+    let handler = cmd.handler.expect("leaf commands have handlers");
+    handler(ctx, argv);
+    if asked && let Some(b) = ctx.block.as_mut() {
+        // Re-runs of a command that blocked after ASKING are served here too (Redis
+        // does not redirect a client blocked on a key of an importing slot).
+        b.asking = true;
+    }
+    ctx.st.stats.commands += 1;
+    // Applying a primary's effects (replica, replay, snapshot) writes none of its own:
+    // nothing reads them, and encoding each command again is a tenth of a replica's work.
+    if ctx.dirty > 0 && !ctx.custom_fx && cmd.is_write() && !ctx.st.applying {
+        emit(ctx.fx, ctx.client.db, argv);
+    }
+    ctx.dirty = saved_dirty + ctx.dirty;
+    ctx.custom_fx = saved_custom;
+}

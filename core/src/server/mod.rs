@@ -1,0 +1,18 @@
+//! What commands run against: the shard's state (databases, clients, configuration,
+//! subscriptions, blocked clients, ACL users, the cluster's slot map), the `Ctx` a handler
+//! gets, and `dispatch`, which checks a command (arity, ACL, cluster routing, MULTI,
+//! maxmemory) before its handler runs. Named after Redis's server.c/server.h.
+
+pub mod acl;
+pub mod blocked;
+pub mod client;
+pub mod cluster;
+pub mod config;
+pub mod ctx;
+pub mod dispatch;
+pub mod evict;
+pub mod expire;
+pub mod notify;
+pub mod pubsub;
+pub mod spec;
+pub mod state;

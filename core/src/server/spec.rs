@@ -1,0 +1,351 @@
+//! What a command is, as data: its name, arity, flags, key positions, ACL categories and
+//! handler (`CommandSpec`), and the index dispatch looks commands up in. The table of every
+//! command is `commands::table`; nothing here names a command.
+
+use alloc::vec::Vec;
+
+use crate::server::ctx::Ctx;
+use crate::util::c_eq_ic;
+
+pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
+
+pub mod flags {
+    pub const WRITE: u32 = 1;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const LOADING: u32 = 1 << 6;
+    pub const STALE: u32 = 1 << 7;
+    pub const FAST: u32 = 1 << 8;
+    pub const NO_AUTH: u32 = 1 << 9;
+    pub const NO_MULTI: u32 = 1 << 10;
+    pub const ALLOW_BUSY: u32 = 1 << 11;
+    pub const MAY_REPLICATE: u32 = 1 << 12;
+    /// Observes the whole keyspace of its database (DBSIZE, KEYS, SCAN, RANDOMKEY,
+    /// FLUSHDB…): the host's tracker holds it until every pending write is durable.
+    pub const KEYSPACE: u32 = 1 << 13;
+    /// Changes per-connection state only (SELECT, HELLO, CLIENT SETNAME…).
+    pub const CONNECTION: u32 = 1 << 14;
+    /// May block the client (BLPOP, BLMOVE…; see `blocked`).
+    pub const BLOCKING: u32 = 1 << 15;
+    // Internal behaviour, not shown by COMMAND INFO (Redis compares handler addresses).
+    /// Runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI, WATCH,
+    /// QUIT, RESET).
+    pub const TX_CONTROL: u32 = 1 << 16;
+    /// Runs the queued transaction: refusing it discards the transaction (EXECABORT),
+    /// and slot routing and the host's read tracking look at every queued command.
+    pub const EXEC: u32 = 1 << 17;
+    /// Leaves a pending ASKING for the command after it (ASKING itself, MULTI).
+    pub const KEEPS_ASKING: u32 = 1 << 18;
+    /// Allowed to a RESP2 client while it is subscribed (the (UN)SUBSCRIBE family, PING,
+    /// QUIT, RESET).
+    pub const SUBSCRIBED: u32 = 1 << 19;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (NO_MULTI, "no_multi"),
+        (ALLOW_BUSY, "allow_busy"),
+        (MAY_REPLICATE, "may_replicate"),
+        (BLOCKING, "blocking"),
+    ];
+}
+
+use flags::*;
+
+pub struct CommandSpec {
+    /// Lower-case name; for subcommands `container|sub`.
+    pub name: &'static str,
+    /// Redis arity: exact count if positive, minimum count if negative (name included).
+    pub arity: i32,
+    pub flags: u32,
+    /// Key positions: first, last (negative counts from the end), step. 0 = no keys.
+    pub first_key: i32,
+    pub last_key: i32,
+    pub step: i32,
+    pub group: &'static str,
+    pub since: &'static str,
+    pub summary: &'static str,
+    pub handler: Option<Handler>,
+    pub subcommands: &'static [CommandSpec],
+    /// Keys found by reading the arguments (Redis's movablekeys); `Movable::No`: the
+    /// fixed first/last/step above.
+    pub movable: Movable,
+    /// A container called without a subcommand runs this one (bare COMMAND lists every
+    /// command through COMMAND INFO); None: it is an arity error.
+    pub bare: Option<&'static CommandSpec>,
+}
+
+/// How a command with movable keys names them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Movable {
+    No,
+    /// `numkeys` at this position, then that many keys (ZUNION, SINTERCARD, LMPOP…).
+    NumKeys(usize),
+    /// A destination at 1, `numkeys` at 2, then the sources (ZUNIONSTORE…).
+    DestNumKeys,
+    /// The first half of what follows STREAMS (XREAD, XREADGROUP).
+    Streams,
+    /// The key at 1 and STORE's destination (SORT).
+    Sort,
+}
+
+impl CommandSpec {
+    pub fn is_write(&self) -> bool {
+        self.flags & WRITE != 0
+    }
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let a = self.arity;
+        (a > 0 && argc == a as usize) || (a < 0 && argc >= (-a) as usize)
+    }
+    /// Indexes of key arguments in `argv` (argv[0] is the command name).
+    pub fn key_indexes(&self, argc: usize, out: &mut Vec<usize>) {
+        if self.first_key <= 0 {
+            return;
+        }
+        let first = self.first_key as usize;
+        let last = if self.last_key < 0 { argc as i64 + self.last_key as i64 } else { self.last_key as i64 };
+        if last < first as i64 {
+            return;
+        }
+        let last = (last as usize).min(argc.saturating_sub(1));
+        let step = self.step.max(1) as usize;
+        let mut i = first;
+        while i <= last {
+            out.push(i);
+            i += step;
+        }
+    }
+    /// Key positions for commands whose keys depend on the arguments (Redis's
+    /// movablekeys); the fixed first/last/step otherwise.
+    pub fn key_indexes_argv(&self, argv: &[&[u8]], out: &mut Vec<usize>) {
+        match self.movable {
+            Movable::No => self.key_indexes(argv.len(), out),
+            Movable::NumKeys(at) => numkeys_keys(argv, at, out),
+            Movable::Streams => stream_keys(argv, out),
+            Movable::Sort => sort_keys(argv, out),
+            Movable::DestNumKeys => {
+                let from = out.len();
+                numkeys_keys(argv, 2, out);
+                if out.len() > from {
+                    out.insert(from, 1);
+                }
+            }
+        }
+    }
+    /// Keys found by reading the arguments (Redis's movablekeys).
+    pub fn movable_keys(&self) -> bool {
+        self.movable != Movable::No
+    }
+    /// ACL categories as a bit set (`acl_cat`), derived as Redis 7.0 derives them: the
+    /// implicit ones from the flags (write, read, admin+dangerous, pubsub, fast/slow,
+    /// blocking) plus the explicit ones of the command's group and a few named commands.
+    pub fn acl_category_bits(&self) -> u32 {
+        use acl_cat::*;
+        if !self.subcommands.is_empty() {
+            // Containers carry only @slow (COMMAND's also @connection), as in Redis.
+            return CAT_SLOW | if self.name == "command" { CAT_CONNECTION } else { 0 };
+        }
+        let f = self.flags;
+        let mut b = 0;
+        if f & WRITE != 0 {
+            b |= CAT_WRITE;
+        }
+        if f & READONLY != 0 {
+            b |= CAT_READ;
+        }
+        if f & ADMIN != 0 {
+            b |= CAT_ADMIN | CAT_DANGEROUS;
+        }
+        if f & PUBSUB != 0 {
+            b |= CAT_PUBSUB;
+        }
+        b |= if f & FAST != 0 { CAT_FAST } else { CAT_SLOW };
+        if f & BLOCKING != 0 {
+            b |= CAT_BLOCKING;
+        }
+        b |= match self.group {
+            "generic" => CAT_KEYSPACE,
+            "string" => CAT_STRING,
+            "hash" => CAT_HASH,
+            "set" => CAT_SET,
+            "bitmap" => CAT_BITMAP,
+            "hyperloglog" => CAT_HYPERLOGLOG,
+            "sorted-set" => CAT_SORTEDSET,
+            "list" => CAT_LIST,
+            "stream" => CAT_STREAM,
+            "transactions" => CAT_TRANSACTION,
+            "connection" => CAT_CONNECTION,
+            _ => 0,
+        };
+        // Explicit categories of single commands (Redis's command JSON files).
+        b |= match self.name {
+            "wait" | "asking" | "readonly" | "readwrite" => CAT_CONNECTION,
+            "info" | "keys" => CAT_DANGEROUS,
+            "dbsize" => CAT_KEYSPACE,
+            "flushdb" | "flushall" => CAT_KEYSPACE | CAT_DANGEROUS,
+            "role" | "lastsave" => CAT_ADMIN | CAT_DANGEROUS,
+            "xread" | "xreadgroup" => CAT_BLOCKING,
+            "sort" | "sort_ro" => CAT_SET | CAT_SORTEDSET | CAT_LIST | CAT_DANGEROUS,
+            _ if self.name.starts_with("command|") => CAT_CONNECTION,
+            _ => 0,
+        };
+        if matches!(self.name, "wait" | "sort" | "sort_ro") {
+            b &= !CAT_KEYSPACE;
+        }
+        b
+    }
+
+    /// Categories reported by COMMAND INFO / used by ACL (`@read`, `@write`…), in
+    /// Redis's order.
+    pub fn acl_categories(&self) -> Vec<&'static str> {
+        let bits = self.acl_category_bits();
+        acl_cat::NAMES.iter().enumerate().filter(|(i, _)| bits & (1 << i) != 0).map(|(_, n)| n.1).collect()
+    }
+}
+
+/// ACL command categories, in the order of Redis's ACLCommandCategories (ACL CAT lists
+/// them so, COMMAND INFO reports them so).
+pub mod acl_cat {
+    pub const CAT_KEYSPACE: u32 = 1;
+    pub const CAT_READ: u32 = 1 << 1;
+    pub const CAT_WRITE: u32 = 1 << 2;
+    pub const CAT_SET: u32 = 1 << 3;
+    pub const CAT_SORTEDSET: u32 = 1 << 4;
+    pub const CAT_LIST: u32 = 1 << 5;
+    pub const CAT_HASH: u32 = 1 << 6;
+    pub const CAT_STRING: u32 = 1 << 7;
+    pub const CAT_BITMAP: u32 = 1 << 8;
+    pub const CAT_HYPERLOGLOG: u32 = 1 << 9;
+    pub const CAT_GEO: u32 = 1 << 10;
+    pub const CAT_STREAM: u32 = 1 << 11;
+    pub const CAT_PUBSUB: u32 = 1 << 12;
+    pub const CAT_ADMIN: u32 = 1 << 13;
+    pub const CAT_FAST: u32 = 1 << 14;
+    pub const CAT_SLOW: u32 = 1 << 15;
+    pub const CAT_BLOCKING: u32 = 1 << 16;
+    pub const CAT_DANGEROUS: u32 = 1 << 17;
+    pub const CAT_CONNECTION: u32 = 1 << 18;
+    pub const CAT_TRANSACTION: u32 = 1 << 19;
+    pub const CAT_SCRIPTING: u32 = 1 << 20;
+    /// (bit, "@name") in Redis's order.
+    pub const NAMES: &[(u32, &str)] = &[
+        (CAT_KEYSPACE, "@keyspace"),
+        (CAT_READ, "@read"),
+        (CAT_WRITE, "@write"),
+        (CAT_SET, "@set"),
+        (CAT_SORTEDSET, "@sortedset"),
+        (CAT_LIST, "@list"),
+        (CAT_HASH, "@hash"),
+        (CAT_STRING, "@string"),
+        (CAT_BITMAP, "@bitmap"),
+        (CAT_HYPERLOGLOG, "@hyperloglog"),
+        (CAT_GEO, "@geo"),
+        (CAT_STREAM, "@stream"),
+        (CAT_PUBSUB, "@pubsub"),
+        (CAT_ADMIN, "@admin"),
+        (CAT_FAST, "@fast"),
+        (CAT_SLOW, "@slow"),
+        (CAT_BLOCKING, "@blocking"),
+        (CAT_DANGEROUS, "@dangerous"),
+        (CAT_CONNECTION, "@connection"),
+        (CAT_TRANSACTION, "@transaction"),
+        (CAT_SCRIPTING, "@scripting"),
+    ];
+}
+
+/// XREAD/XREADGROUP key positions: the first half of the arguments after STREAMS
+/// (searched from argument 1, or 4 past `GROUP <group> <consumer>`, as Redis's key specs).
+pub fn stream_keys(argv: &[&[u8]], out: &mut Vec<usize>) {
+    let from = if c_eq_ic(argv[0], b"xreadgroup") { 4 } else { 1 };
+    let Some(p) = argv.iter().skip(from).position(|a| c_eq_ic(a, b"STREAMS")) else { return };
+    let first = from + p + 1;
+    let n = (argv.len() - first) / 2;
+    out.extend(first..first + n);
+}
+
+/// SORT's keys: the sorted key and STORE's destination (the last one given wins, as in
+/// Redis; BY and GET patterns name keys only per element, which the caller cannot know).
+fn sort_keys(argv: &[&[u8]], out: &mut Vec<usize>) {
+    out.push(1);
+    let mut j = 2;
+    let mut dst = None;
+    while j < argv.len() {
+        if crate::util::eq_ic(argv[j], b"limit") {
+            j += 3;
+            continue;
+        }
+        if (crate::util::eq_ic(argv[j], b"store") || crate::util::eq_ic(argv[j], b"by") || crate::util::eq_ic(argv[j], b"get")) && j + 1 < argv.len() {
+            if crate::util::eq_ic(argv[j], b"store") {
+                dst = Some(j + 1);
+            }
+            j += 2;
+            continue;
+        }
+        j += 1;
+    }
+    out.extend(dst);
+}
+
+/// Keys counted by a `numkeys` argument at `at` (Redis's keynum key specs): none when
+/// the count is not a number or runs past the arguments (the command itself then errors).
+fn numkeys_keys(argv: &[&[u8]], at: usize, out: &mut Vec<usize>) {
+    let Some(n) = argv.get(at).and_then(|a| crate::util::parse_i64(a)) else { return };
+    if n <= 0 || n as usize > argv.len().saturating_sub(at + 1) {
+        return;
+    }
+    out.extend(at + 1..at + 1 + n as usize);
+}
+
+/// Case-insensitive command lookup through a hash index (dispatch is on the hot path).
+pub struct CommandIndex {
+    top: crate::types::dict::Dict<&'static CommandSpec>,
+}
+
+impl CommandIndex {
+    /// An index of `table`'s top-level commands (subcommands are found through them).
+    pub fn new(table: &'static [CommandSpec]) -> Self {
+        let mut top = crate::types::dict::Dict::new(0x6d656d6f);
+        for c in table {
+            top.insert(c.name.as_bytes(), c);
+        }
+        CommandIndex { top }
+    }
+
+    pub fn lookup(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        if name.len() > 32 {
+            return None;
+        }
+        let mut lower = [0u8; 32];
+        for (i, c) in name.iter().enumerate() {
+            lower[i] = c.to_ascii_lowercase();
+        }
+        self.top.get(&lower[..name.len()]).copied()
+    }
+
+    /// Resolves a command and, for containers, its subcommand. None for unknown ones.
+    pub fn resolve(&self, argv: &[&[u8]]) -> Option<&'static CommandSpec> {
+        let top = self.lookup(argv.first()?)?;
+        if top.subcommands.is_empty() {
+            return Some(top);
+        }
+        find_sub(top, argv.get(1)?)
+    }
+}
+
+pub fn find_sub(top: &'static CommandSpec, sub: &[u8]) -> Option<&'static CommandSpec> {
+    top.subcommands.iter().find(|s| {
+        let n = s.name.split('|').nth(1).unwrap_or("");
+        n.as_bytes().eq_ignore_ascii_case(sub)
+    })
+}

@@ -1,0 +1,253 @@
+//! The shard's state: every database, the configuration, statistics, clients' WATCHes,
+//! subscriptions, blocked clients, ACL users and the cluster's slot map, with the key
+//! access every command goes through (lazy expiry, WATCH invalidation, notifications and
+//! the effects of expiry handled in one place).
+
+use alloc::collections::BTreeSet;
+use alloc::vec::Vec;
+
+use crate::keyspace::db::Db;
+use crate::keyspace::object::{Entry, NO_EXPIRE, Value};
+use crate::server::client::Client;
+use crate::server::config::Config;
+use crate::server::ctx::emit;
+use crate::server::spec::{CommandIndex, CommandSpec};
+use crate::types::dict::Dict;
+use crate::util::Rng;
+
+pub const NUM_DBS: usize = 16;
+
+#[derive(Default, Clone)]
+pub struct Stats {
+    pub commands: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    pub expired_keys: u64,
+    pub evicted_keys: u64,
+    pub connections: u64,
+    pub rejected_oom: u64,
+    pub unknown_commands: u64,
+}
+
+/// Everything a command can touch besides its own client.
+pub struct State {
+    pub dbs: Vec<Db>,
+    pub config: Config,
+    pub stats: Stats,
+    pub now_ms: i64,
+    pub now_us: i64,
+    pub start_ms: i64,
+    pub rng: Rng,
+    /// Seed for hash tables (chosen by the host at start).
+    pub seed: u64,
+    /// `db ‖ key` → ids of clients watching it.
+    pub watched: Dict<Vec<u64>>,
+    /// Clients whose WATCHed keys changed.
+    pub cas_dirty: BTreeSet<u64>,
+    /// A replica serving reads: expired keys read as absent but are not deleted (the
+    /// primary's DEL effect will come through the log).
+    pub replica_mode: bool,
+    /// Applying a primary's effects: nothing expires or is evicted by itself.
+    pub applying: bool,
+    pub index: CommandIndex,
+    /// Measures the engine's heap in use (the component's allocator), for maxmemory.
+    pub memory_probe: fn() -> usize,
+    pub server_info: Vec<u8>,
+    pub lastsave: i64,
+    /// Index of the db the active expiry cycle resumes at.
+    pub expire_cursor_db: usize,
+    /// `name:value` lines the host reports for INFO replication and ROLE.
+    pub role_info: Vec<(alloc::string::String, alloc::string::String)>,
+    /// Cluster mode: the slot map and the nodes, parsed from `role_info` (None: off).
+    pub cluster: Option<crate::server::cluster::ClusterMap>,
+    /// Pub/sub subscriptions and the messages not yet handed to the host.
+    pub pubsub: crate::server::pubsub::PubSub,
+    /// Clients blocked on keys, per key in blocking order (see `blocked`).
+    pub blocking: crate::server::blocked::BlockingKeys,
+    /// ACL users and the ACL LOG.
+    pub acl: crate::server::acl::Acl,
+}
+
+impl State {
+    /// An empty shard: 16 databases, default configuration, no clients, dispatching
+    /// through the commands of `table`.
+    pub fn new(seed: u64, table: &'static [CommandSpec]) -> State {
+        let dbs = (0..NUM_DBS).map(|i| Db::new(seed.wrapping_add(i as u64))).collect();
+        State {
+            dbs,
+            config: Config::default(),
+            stats: Stats::default(),
+            now_ms: 0,
+            now_us: 0,
+            start_ms: 0,
+            rng: Rng::new(seed),
+            seed,
+            watched: Dict::new(seed ^ 0x77),
+            cas_dirty: BTreeSet::new(),
+            replica_mode: false,
+            applying: false,
+            index: CommandIndex::new(table),
+            memory_probe: no_probe,
+            server_info: Vec::new(),
+            lastsave: 0,
+            expire_cursor_db: 0,
+            role_info: Vec::new(),
+            cluster: None,
+            pubsub: Default::default(),
+            blocking: Default::default(),
+            acl: crate::server::acl::Acl::new(table),
+        }
+    }
+}
+
+fn no_probe() -> usize {
+    0
+}
+
+impl State {
+    #[inline]
+    pub fn lru_clock(&self) -> u32 {
+        (self.now_ms / 1000) as u32
+    }
+
+    /// Checks a key's TTL. If it has passed, a primary deletes the key and emits DEL;
+    /// a replica only reports it gone (the primary's DEL will follow in the log).
+    /// Returns true when the key is logically absent because it expired.
+    /// While applying a primary's effects nothing expires by itself: the primary saw every
+    /// key it touched alive, and its DEL effects carry the expirations.
+    pub fn expire_if_needed(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> bool {
+        if self.applying || self.dbs[db].expires.is_empty() {
+            return false;
+        }
+        match self.dbs[db].keys.get(key) {
+            Some(e) if e.expire_at != NO_EXPIRE && e.expire_at <= self.now_ms => {}
+            _ => return false,
+        }
+        if self.replica_mode {
+            return true;
+        }
+        self.dbs[db].remove(key);
+        self.stats.expired_keys += 1;
+        emit(fx, db, &[b"DEL", key]);
+        self.touch_watched(db, key);
+        self.notify(crate::server::notify::EXPIRED, "expired", key, db);
+        true
+    }
+
+    /// Looks a key up for reading (counts hits/misses, refreshes its LRU clock).
+    pub fn read(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> Option<&Entry> {
+        if self.expire_if_needed(db, key, fx) {
+            self.stats.keyspace_misses += 1;
+            self.notify(crate::server::notify::KEY_MISS, "keymiss", key, db);
+            return None;
+        }
+        if self.config.notify_flags & crate::server::notify::KEY_MISS != 0 && !self.dbs[db].keys.contains_key(key) {
+            // (Checked apart from the lookup below, which returns a borrow.)
+            self.stats.keyspace_misses += 1;
+            self.notify(crate::server::notify::KEY_MISS, "keymiss", key, db);
+            return None;
+        }
+        let lru = self.lru_clock();
+        match self.dbs[db].keys.get_mut(key) {
+            Some(e) => {
+                self.stats.keyspace_hits += 1;
+                e.lru = lru;
+                Some(e)
+            }
+            None => {
+                self.stats.keyspace_misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Looks a key up for a write.
+    pub fn write(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> Option<&mut Entry> {
+        self.expire_if_needed(db, key, fx);
+        let lru = self.lru_clock();
+        let e = self.dbs[db].keys.get_mut(key)?;
+        e.lru = lru;
+        Some(e)
+    }
+
+    /// Existence check that honours expiry (no hit/miss accounting).
+    pub fn exists(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> bool {
+        if self.expire_if_needed(db, key, fx) {
+            return false;
+        }
+        self.dbs[db].keys.contains_key(key)
+    }
+
+    pub fn set_value(&mut self, db: usize, key: &[u8], val: Value, keep_ttl: bool) {
+        self.notify_new(db, key);
+        let lru = self.lru_clock();
+        self.dbs[db].set(key, val, keep_ttl, lru);
+        self.touch_watched(db, key);
+    }
+
+    pub fn delete(&mut self, db: usize, key: &[u8]) -> Option<Entry> {
+        let e = self.dbs[db].remove(key)?;
+        self.touch_watched(db, key);
+        Some(e)
+    }
+
+    /// Marks clients that WATCH this key as dirty (their EXEC will fail).
+    pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
+        if self.watched.is_empty() {
+            return;
+        }
+        let mut k = Vec::with_capacity(key.len() + 1);
+        k.push(db as u8);
+        k.extend_from_slice(key);
+        if let Some(ids) = self.watched.get(&k) {
+            for id in ids {
+                self.cas_dirty.insert(*id);
+            }
+        }
+    }
+
+    /// Marks every watcher of a key that exists in `db` (FLUSHDB/FLUSHALL).
+    pub fn touch_all_watched(&mut self, db: Option<usize>) {
+        if self.watched.is_empty() {
+            return;
+        }
+        let mut dirty = Vec::new();
+        for (k, ids) in self.watched.iter() {
+            let d = k[0] as usize;
+            if db.is_none_or(|x| x == d) && self.dbs[d].keys.contains_key(&k[1..]) {
+                dirty.extend_from_slice(ids);
+            }
+        }
+        self.cas_dirty.extend(dirty);
+    }
+
+    pub fn used_memory(&self) -> usize {
+        (self.memory_probe)()
+    }
+}
+
+/// The key of `State::watched`: the database, then the key.
+pub fn watch_key(db: usize, key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 1);
+    k.push(db as u8);
+    k.extend_from_slice(key);
+    k
+}
+
+/// Forgets every key `c` watches (EXEC, DISCARD, UNWATCH, RESET, disconnect).
+pub fn unwatch_all(st: &mut State, c: &mut Client) {
+    for w in c.watched.drain(..) {
+        let k = watch_key(w.db, &w.key);
+        let empty = match st.watched.get_mut(&k) {
+            Some(ids) => {
+                ids.retain(|&id| id != c.id);
+                ids.is_empty()
+            }
+            None => false,
+        };
+        if empty {
+            st.watched.remove(&k);
+        }
+    }
+    st.cas_dirty.remove(&c.id);
+}

@@ -418,7 +418,7 @@ fn supervisor_credential_only_with_the_token_hash() {
     let mut h = H::new();
     ck(&mut h, "ACL SETUSER default off", OK);
     assert_eq!(as_client(&mut h, 2, "AUTH __memoria_internal tok"), WRONGPASS);
-    let hash = String::from_utf8(memoria_core::acl::hash_password(b"tok")).unwrap();
+    let hash = String::from_utf8(memoria_core::server::acl::hash_password(b"tok")).unwrap();
     server_info(&mut h.e, &format!("internal_sha256:{hash}\n"));
     assert_eq!(as_client(&mut h, 3, "AUTH __memoria_internal nope"), WRONGPASS);
     assert_eq!(as_client(&mut h, 3, "AUTH __memoria_internal tok"), OK);
@@ -432,8 +432,8 @@ fn supervisor_credential_only_with_the_token_hash() {
 /// password falls to a dictionary). ACL LIST, for admins, still shows it, as Redis does.
 #[test]
 fn info_shows_no_password_hash() {
-    let secret = String::from_utf8(memoria_core::acl::hash_password(b"secret")).unwrap();
-    let token = String::from_utf8(memoria_core::acl::hash_password(b"tok")).unwrap();
+    let secret = String::from_utf8(memoria_core::server::acl::hash_password(b"secret")).unwrap();
+    let token = String::from_utf8(memoria_core::server::acl::hash_password(b"tok")).unwrap();
     let mut h = H::new();
     server_info(&mut h.e, &format!("tcp_port:6379\nrequirepass_sha256:{secret}\ninternal_sha256:{token}\nprotected_mode:yes\n"));
     assert_eq!(h.c("AUTH secret"), OK);

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use common::{Up, free_port, signal, tempdir};
 use fantoccini::{Client, ClientBuilder, Locator};
-use memoria_core::cluster::key_slot;
+use memoria_core::server::cluster::key_slot;
 use memoria_e2e::workload::{Conn, Reply};
 
 fn with_console(dir: &std::path::Path, replicas: usize, extra: &[&str]) -> (Up, u16) {

@@ -23,7 +23,7 @@ const MOVED: (u16, u16) = (0, 999);
 const HUNG: Duration = Duration::from_secs(120);
 
 fn in_moved(k: &str) -> bool {
-    memoria_core::cluster::key_slot(k.as_bytes()) <= MOVED.1
+    memoria_core::server::cluster::key_slot(k.as_bytes()) <= MOVED.1
 }
 
 /// Writer `w`'s keys: every other write goes to a new key (written once, so a lost one

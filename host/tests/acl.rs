@@ -162,8 +162,11 @@ fn acl_cat_matches_redis_for_implemented_commands() {
     let mem = Memoria::start();
     let mut r = Raw::connect(redis.port);
     let mut m = Raw::connect(mem.port);
-    let ours: std::collections::BTreeSet<String> =
-        memoria_core::table::COMMANDS.iter().flat_map(|c| std::iter::once(c.name).chain(c.subcommands.iter().map(|s| s.name))).map(String::from).collect();
+    let ours: std::collections::BTreeSet<String> = memoria_core::commands::table::COMMANDS
+        .iter()
+        .flat_map(|c| std::iter::once(c.name).chain(c.subcommands.iter().map(|s| s.name)))
+        .map(String::from)
+        .collect();
     let cats = [
         "keyspace",
         "read",

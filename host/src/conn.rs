@@ -10,31 +10,15 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use memoria_core::protocol::batch::{self, BatchWriter};
-use memoria_core::protocol::resp::{self, Frame, Limits};
+use memoria_core::protocol::resp::{self, Frame};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc::unbounded_channel;
 
-use crate::limits::{self, HostLimits};
+use crate::limits::{self, ConnLimits, HostLimits};
 use crate::shard::{ReplyMsg, ShardHandle, ShardMsg};
 
 static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// Limits the connection layer enforces.
-#[derive(Clone, Copy)]
-pub struct ConnLimits {
-    pub resp: Limits,
-    /// `client-query-buffer-limit`: a client whose unparsed input exceeds this is dropped.
-    pub query_buffer: usize,
-    /// Stop reading from a client with this many unanswered command bytes in flight.
-    pub max_inflight_bytes: usize,
-}
-
-impl Default for ConnLimits {
-    fn default() -> Self {
-        ConnLimits { resp: Limits::default(), query_buffer: 1 << 30, max_inflight_bytes: 64 << 20 }
-    }
-}
 
 pub struct ConnCtx {
     pub shard: ShardHandle,
@@ -232,6 +216,36 @@ fn check_period(host: &HostLimits) -> Duration {
     match t {
         Some(s) => Duration::from_millis((s * 250).clamp(50, 10_000)),
         None => Duration::from_secs(10),
+    }
+}
+
+/// Serves one client of the TLS port: the handshake (bounded by
+/// `partial-request-timeout`: a handshake that stalls is a half-sent request), then RESP as
+/// on the plain port. A failed handshake (plaintext on the TLS port, an untrusted,
+/// expired or missing client certificate) closes this connection only.
+pub async fn serve_tls(stream: TcpStream, acceptor: tokio_rustls::TlsAcceptor, ctx: Arc<ConnCtx>) {
+    let _ = stream.set_nodelay(true);
+    let addr = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let limit = ctx.host.partial_timeout_secs();
+    let handshake = acceptor.accept(stream);
+    let r = if limit > 0 {
+        match tokio::time::timeout(std::time::Duration::from_secs(limit), handshake).await {
+            Ok(r) => r,
+            Err(_) => {
+                tracing::info!(addr = %addr, "TLS handshake timed out");
+                return;
+            }
+        }
+    } else {
+        handshake.await
+    };
+    match r {
+        Ok(tls) => serve_stream(tls, addr, laddr, ctx).await,
+        Err(e) => {
+            metrics::counter!("memoria_tls_handshake_failures_total").increment(1);
+            tracing::info!(addr = %addr, error = %e, "TLS handshake failed");
+        }
     }
 }
 

@@ -1,22 +1,22 @@
-//! The shard's side of the log: recovery (replay the log into a fresh engine, then claim
-//! leadership with a conditional append), and group-committed appends of effects.
+//! The shard's side of the log: recovery (the newest snapshot and the log after it into a
+//! fresh engine, then a leader claim by conditional append), and appends of effects that
+//! settle an outcome in doubt instead of guessing.
 
 use std::time::Duration;
 
-use memoria_log::{Appended, FORMAT_VERSION, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry, Outcome};
+use memoria_log::{Appended, Kind, LeasePayload, LogApi, LogError, LogHandle, NewEntry, Outcome};
 use thiserror::Error;
 
+use crate::replay::{ReplayError, Replayed, replay};
 use crate::snapshot::SnapshotStore;
-use crate::wasm::{EngineError, ShardEngine};
+use crate::wasm::ShardEngine;
 
 #[derive(Debug, Error)]
 pub enum DurableError {
     #[error("log: {0}")]
     Log(#[from] LogError),
-    #[error("engine: {0}")]
-    Engine(#[from] EngineError),
-    #[error("log entry {id} was written in format {format}, newer than this build understands ({known}); upgrade this node")]
-    FormatTooNew { id: u64, format: u16, known: u16 },
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
     #[error("snapshot: {0}")]
     Snapshot(#[from] crate::snapshot::SnapshotError),
 }
@@ -35,59 +35,6 @@ pub struct Recovered {
     pub log: ShardLog,
     pub applied_entries: u64,
     pub applied_effects: u64,
-}
-
-const READ_CHUNK: u32 = 1000;
-
-/// Lease length written in leader claims (elections come with replicas).
-pub const LEASE_MS: u64 = 2000;
-
-/// What one replayed chunk did.
-pub struct Replayed {
-    /// The last id read (the next read starts after it).
-    pub last_id: u64,
-    pub tail_id: u64,
-    pub max_epoch: u64,
-    pub data_entries: u64,
-    pub effects: u64,
-    /// The node named by the newest lease renewal or leader claim read (the primary, as
-    /// far as this log prefix tells).
-    pub leader: Option<String>,
-}
-
-/// Applies log entries to `engine`: data entries' effects in order; leases, claims and
-/// checksum marks carry no data. Refuses (before applying it) an entry written in a newer
-/// format than this build reads, rather than misreading it.
-pub fn apply_entries(engine: &mut ShardEngine, entries: &[memoria_log::Entry], r: &mut Replayed) -> Result<(), DurableError> {
-    for e in entries {
-        if e.format > FORMAT_VERSION {
-            return Err(DurableError::FormatTooNew { id: e.id, format: e.format, known: FORMAT_VERSION });
-        }
-        r.max_epoch = r.max_epoch.max(e.epoch);
-        if e.kind == Kind::Data {
-            r.effects += engine.apply(&e.payload, now_us())? as u64;
-            r.data_entries += 1;
-        } else if matches!(e.kind, Kind::LeaseRenewal | Kind::LeaderClaim)
-            && let Some(p) = memoria_log::LeasePayload::decode(&e.payload)
-        {
-            r.leader = Some(p.node);
-        }
-        r.last_id = e.id;
-    }
-    Ok(())
-}
-
-/// Reads and applies everything after `after` up to the tail as it was when reached.
-pub async fn replay(api: &LogHandle, name: &str, after: u64, engine: &mut ShardEngine) -> Result<Replayed, DurableError> {
-    let mut r = Replayed { last_id: after, tail_id: after, max_epoch: 0, data_entries: 0, effects: 0, leader: None };
-    loop {
-        let batch = api.read(name, r.last_id, READ_CHUNK, Duration::ZERO).await?;
-        r.tail_id = batch.tail_id;
-        apply_entries(engine, &batch.entries, &mut r)?;
-        if batch.entries.is_empty() || r.last_id >= batch.tail_id {
-            return Ok(r);
-        }
-    }
 }
 
 /// Loads the newest usable snapshot into `engine` (fresh and empty), then replays the log
@@ -144,10 +91,6 @@ pub async fn recover(
             }
         }
     }
-}
-
-fn now_us() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
 }
 
 /// Appends and, when the outcome is in doubt (a broken connection), settles it by reading

@@ -3,12 +3,14 @@
 pub mod acl;
 pub mod blocking;
 pub mod child;
+pub mod clock;
 pub mod cluster;
 pub mod conn;
 pub mod durable;
 pub mod lease;
 pub mod limits;
 pub mod log_args;
+pub mod replay;
 pub mod server;
 pub mod shard;
 pub mod snapshot;

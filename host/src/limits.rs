@@ -12,9 +12,24 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
+use memoria_core::protocol::resp::Limits;
 use memoria_core::server::config::{Config, OutputLimit, OutputLimits};
 
-use crate::conn::ConnLimits;
+/// Limits the connection layer enforces.
+#[derive(Clone, Copy)]
+pub struct ConnLimits {
+    pub resp: Limits,
+    /// `client-query-buffer-limit`: a client whose unparsed input exceeds this is dropped.
+    pub query_buffer: usize,
+    /// Stop reading from a client with this many unanswered command bytes in flight.
+    pub max_inflight_bytes: usize,
+}
+
+impl Default for ConnLimits {
+    fn default() -> Self {
+        ConnLimits { resp: Limits::default(), query_buffer: 1 << 30, max_inflight_bytes: 64 << 20 }
+    }
+}
 
 /// One class of output limits, readable without a lock.
 #[derive(Default)]

@@ -1,7 +1,7 @@
 //! The `memoria` binary.
 
 use clap::{Parser, Subcommand};
-use memoria_host::conn::ConnLimits;
+use memoria_host::limits::ConnLimits;
 use memoria_host::server::{self, NetOptions, ServerOptions};
 use memoria_host::tls::{ClientAuth, TlsSettings};
 

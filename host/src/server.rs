@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-use crate::conn::{self, ConnCtx, ConnLimits};
+use crate::conn::{self, ConnCtx};
 use crate::durable;
 use crate::lease;
+use crate::limits::ConnLimits;
 use crate::limits::HostLimits;
 use crate::shard::{self, ServerFacts, ShardHandle, ShardMsg};
 use crate::wasm::EngineFactory;
@@ -172,7 +173,7 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
             opts.auth.facts()
         ),
     };
-    let mut engine = factory.instantiate(shard::seed())?;
+    let mut engine = factory.instantiate(crate::clock::seed())?;
     let shard_log = crate::cluster::topology::shard_log(place.shard);
     let shard_log_name = shard_log.as_str();
     let mut election = None;
@@ -188,7 +189,7 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
             shard::Role::Replica { primary, applied: r.last_id, api, name: shard_log_name.to_string() }
         }
         (Some(api), None) => {
-            let r = durable::recover(api, shard_log_name, &opts.node, durable::LEASE_MS, opts.snapshots.as_ref(), &mut engine).await?;
+            let r = durable::recover(api, shard_log_name, &opts.node, crate::lease::DEFAULT_LEASE_MS, opts.snapshots.as_ref(), &mut engine).await?;
             tracing::info!(
                 entries = r.applied_entries,
                 effects = r.applied_effects,
@@ -236,7 +237,7 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
                 let Some(slot) = ctx.host.admit() else { continue };
                 let (ctx, acceptor) = (ctx.clone(), acceptor.clone());
                 tokio::spawn(async move {
-                    crate::tls::serve(stream, acceptor, ctx).await;
+                    crate::conn::serve_tls(stream, acceptor, ctx).await;
                     drop(slot);
                 });
             }

@@ -19,7 +19,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use memoria_core::protocol::batch::{self, BatchReader, BatchWriter, EffectReader, OutputReader};
 use memoria_core::server::spec::{CommandIndex, flags};
@@ -29,6 +29,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::blocking::Blocking;
+use crate::clock::{now_us, seed};
 use crate::durable::{self, ShardLog};
 use crate::lease::{self, Action, AppendToken, EntryKind, Event, Lease, StepDownReason};
 use crate::limits::HostLimits;
@@ -146,10 +147,6 @@ const TICK: Duration = Duration::from_millis(100);
 /// Stop draining the queue once a batch is this large, so one call stays short.
 const MAX_BATCH_BYTES: usize = 8 << 20;
 
-fn now_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
-}
-
 /// Starts the shard as a task on the current runtime. `engine` is already recovered from
 /// `log` when there is one.
 /// What a shard tells about itself and its peers.
@@ -250,13 +247,6 @@ pub fn spawn(
         }
     });
     (ShardHandle { tx }, join)
-}
-
-pub fn seed() -> u64 {
-    // The engine has no RNG: per-batch seeds come from here.
-    let t = now_us() as u64;
-    let addr = &t as *const u64 as u64;
-    t.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ addr.rotate_left(17)
 }
 
 /// Per connection id (ids are ours, not client data: a fast hasher is safe).
@@ -568,8 +558,8 @@ impl Shard {
             return None;
         }
         let from = self.replica.as_ref().map_or(0, |r| r.applied);
-        let mut r = durable::Replayed { last_id: from, tail_id, max_epoch: 0, data_entries: 0, effects: 0, leader: None };
-        let result = durable::apply_entries(&mut self.engine, entries, &mut r);
+        let mut r = crate::replay::Replayed { last_id: from, tail_id, max_epoch: 0, data_entries: 0, effects: 0, leader: None };
+        let result = crate::replay::apply_entries(&mut self.engine, entries, &mut r);
         if let Some(rep) = self.replica.as_mut() {
             rep.applied = r.last_id;
             rep.tail = rep.tail.max(tail_id).max(r.last_id);
@@ -1208,7 +1198,7 @@ impl Shard {
             let (api, name, node) = (log.api.clone(), log.name.clone(), log.node.clone());
             // Nothing can be served until the engine is whole again, so the shard awaits
             // recovery inline.
-            match durable::recover(api, &name, &node, durable::LEASE_MS, self.snapshots.as_ref(), &mut eng).await {
+            match durable::recover(api, &name, &node, crate::lease::DEFAULT_LEASE_MS, self.snapshots.as_ref(), &mut eng).await {
                 Ok(r) => {
                     tracing::info!(shard = self.id, entries = r.applied_entries, "engine rebuilt from the log");
                     self.log = Some(r.log);

@@ -94,36 +94,6 @@ pub fn read_ca_pem(ca_file: &Path) -> anyhow::Result<Vec<u8>> {
     std::fs::read(ca_file).map_err(|e| anyhow::anyhow!("reading {}: {e}", ca_file.display()))
 }
 
-/// Serves one client of the TLS port: the handshake (bounded by
-/// `partial-request-timeout`: a handshake that stalls is a half-sent request), then RESP as
-/// on the plain port. A failed handshake (plaintext on the TLS port, an untrusted,
-/// expired or missing client certificate) closes this connection only.
-pub async fn serve(stream: tokio::net::TcpStream, acceptor: TlsAcceptor, ctx: Arc<crate::conn::ConnCtx>) {
-    let _ = stream.set_nodelay(true);
-    let addr = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
-    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
-    let limit = ctx.host.partial_timeout_secs();
-    let handshake = acceptor.accept(stream);
-    let r = if limit > 0 {
-        match tokio::time::timeout(std::time::Duration::from_secs(limit), handshake).await {
-            Ok(r) => r,
-            Err(_) => {
-                tracing::info!(addr = %addr, "TLS handshake timed out");
-                return;
-            }
-        }
-    } else {
-        handshake.await
-    };
-    match r {
-        Ok(tls) => crate::conn::serve_stream(tls, addr, laddr, ctx).await,
-        Err(e) => {
-            metrics::counter!("memoria_tls_handshake_failures_total").increment(1);
-            tracing::info!(addr = %addr, error = %e, "TLS handshake failed");
-        }
-    }
-}
-
 /// A server config for HTTPS (the embedded log service of `memoria up`), ring provider.
 pub fn https_server_config(cert_file: &Path, key_file: &Path) -> anyhow::Result<Arc<rustls::ServerConfig>> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());

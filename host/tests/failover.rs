@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::reply_len;
-use memoria_host::conn::ConnLimits;
+use memoria_host::limits::ConnLimits;
 use memoria_host::server::{self, Freezer, ServerOptions};
 use memoria_log::{Kind, LeasePayload, LogApi, LogCore, LogHandle, NewEntry};
 

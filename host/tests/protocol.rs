@@ -14,7 +14,7 @@ use std::time::Duration;
 use common::{Memoria, Raw, RedisServer};
 use memoria_core::protocol::resp::Limits;
 use memoria_core::util::Rng;
-use memoria_host::conn::ConnLimits;
+use memoria_host::limits::ConnLimits;
 
 // ---------------------------------------------------------------------------------------
 // Helpers

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use memoria_host::conn::ConnLimits;
+use memoria_host::limits::ConnLimits;
 use memoria_host::server::{self, NetOptions, ServerOptions};
 use memoria_host::tls::{ClientAuth, TlsSettings};
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose};

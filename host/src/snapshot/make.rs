@@ -13,7 +13,7 @@ use super::progress::Progress;
 use super::restore;
 use super::store::SnapshotStore;
 use super::{SnapshotError, now_unix_ms};
-use crate::durable::{self, Replayed};
+use crate::replay::{self, ReplayError, Replayed};
 use crate::wasm::{EngineFactory, ShardEngine};
 
 #[derive(Clone, Debug)]
@@ -110,8 +110,8 @@ pub async fn replay_verified(
         }
         let (mut prev_id, mut prev) = (v.last_id, v.checksum);
         verify_entries(log, &mut prev_id, &mut prev, entries, &mut v.marks)?;
-        durable::apply_entries(engine, entries, &mut r).map_err(|e| match e {
-            durable::DurableError::Engine(e) => SnapshotError::Engine(e),
+        replay::apply_entries(engine, entries, &mut r).map_err(|e| match e {
+            ReplayError::Engine(e) => SnapshotError::Engine(e),
             other => SnapshotError::Invalid(other.to_string()),
         })?;
         v.bytes += entries.iter().map(|e| e.payload.len() as u64).sum::<u64>();
@@ -211,7 +211,7 @@ pub async fn make_warm(
     };
     // Verified restore: what the store now holds, into a fresh engine.
     let verify = async {
-        let mut fresh = factory.instantiate(crate::shard::seed())?;
+        let mut fresh = factory.instantiate(crate::clock::seed())?;
         restore::load_into(store, &m, &mut fresh).await.map(|_| fresh)
     };
     let verified = match verify.await {
@@ -265,7 +265,7 @@ async fn base_engine(
         tracing::info!(log, kept = %w.name, "snapshot: the kept engine is no longer the newest snapshot; restoring");
         drop(w); // one engine at a time
     }
-    let mut engine = factory.instantiate(crate::shard::seed())?;
+    let mut engine = factory.instantiate(crate::clock::seed())?;
     let base = restore::newest_into(store, api, log, &mut engine).await?;
     Ok((engine, base, false))
 }

@@ -124,7 +124,7 @@ pub async fn newest_into(store: &SnapshotStore, api: &LogHandle, log: &str, engi
             Err(e) => {
                 tracing::error!(log, snapshot = %m.name, error = %e, remaining = total - i - 1, "snapshot failed its checks; falling back to the previous one");
                 metrics::counter!("memoria_snapshot_restore_rejected_total").increment(1);
-                engine.reset(crate::shard::seed())?;
+                engine.reset(crate::clock::seed())?;
             }
         }
     }
@@ -142,7 +142,7 @@ pub async fn start(snapshots: Option<&SnapshotStore>, api: &LogHandle, log: &str
         Ok(None) => Ok(0),
         Err(SnapshotError::Store(e)) => {
             tracing::warn!(log, store = store.url(), error = %e, "cannot list snapshots; replaying the whole log");
-            engine.reset(crate::shard::seed())?;
+            engine.reset(crate::clock::seed())?;
             Ok(0)
         }
         Err(e) => Err(e),

@@ -271,6 +271,6 @@ fn random_token() -> String {
         use std::io::Read;
         let _ = f.read_exact(&mut b);
     }
-    let s = crate::shard::seed().to_le_bytes();
+    let s = crate::clock::seed().to_le_bytes();
     b.iter().zip(s.iter().cycle()).map(|(x, y)| format!("{:02x}", x ^ y)).collect()
 }

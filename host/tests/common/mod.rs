@@ -6,7 +6,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use memoria_host::conn::ConnLimits;
+use memoria_host::limits::ConnLimits;
 use memoria_host::server::{self, ServerOptions};
 
 pub struct Memoria {

@@ -103,7 +103,7 @@ fn main() -> anyhow::Result<()> {
         // The reference: the whole log replayed into a fresh engine.
         let t = Instant::now();
         let mut full = factory.instantiate(8)?;
-        let rf = durable::replay(&api, LOG, 0, &mut full).await?;
+        let rf = memoria_host::replay::replay(&api, LOG, 0, &mut full).await?;
         let full_s = t.elapsed().as_secs_f64();
         let want = full.digest()?;
         anyhow::ensure!(r.last_id == rf.last_id && r.last_id == prev, "restart stopped at {} (full replay {}, tail {prev})", r.last_id, rf.last_id);

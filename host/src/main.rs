@@ -226,7 +226,7 @@ fn snapshot_store_of(a: &NodeArgs) -> anyhow::Result<Option<memoria_host::snapsh
     if a.in_memory {
         return Ok(None);
     }
-    let url = a.snapshot_store.clone().unwrap_or_else(|| memoria_host::snapshot::cli::default_store(&a.data_dir));
+    let url = a.snapshot_store.clone().unwrap_or_else(|| memoria_admin::snapshot::default_store(&a.data_dir));
     Ok(Some(memoria_host::snapshot::SnapshotStore::open(&url).map_err(|e| anyhow::anyhow!("snapshot store {url}: {e}"))?))
 }
 

@@ -174,7 +174,7 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
         ),
     };
     let mut engine = factory.instantiate(crate::clock::seed())?;
-    let shard_log = crate::cluster::topology::shard_log(place.shard);
+    let shard_log = memoria_admin::topology::shard_log(place.shard);
     let shard_log_name = shard_log.as_str();
     let mut election = None;
     let role = match (opts.log, opts.replica_of) {

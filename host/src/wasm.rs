@@ -22,6 +22,13 @@ pub enum EngineError {
     Compile(String),
 }
 
+/// A snapshot that failed in the engine (restore, dump, digest) says so in its error.
+impl From<EngineError> for memoria_admin::snapshot::SnapshotError {
+    fn from(e: EngineError) -> Self {
+        memoria_admin::snapshot::SnapshotError::Engine(e.to_string())
+    }
+}
+
 fn trap(e: wasmtime::Error) -> EngineError {
     EngineError::Trap(format!("{e:#}"))
 }

@@ -242,7 +242,7 @@ impl Console {
     }
 
     pub fn snapshot_store_url(&self) -> Option<String> {
-        self.args.snapshot_store.clone().or_else(|| self.args.data_dir.as_ref().map(|d| memoria_host::snapshot::cli::default_store(&d.display().to_string())))
+        self.args.snapshot_store.clone().or_else(|| self.args.data_dir.as_ref().map(|d| memoria_admin::snapshot::default_store(&d.display().to_string())))
     }
 
     fn memoria_bin(&self) -> Option<PathBuf> {
@@ -603,7 +603,7 @@ impl Console {
         if self.memoria_bin().is_none() {
             page.take_disabled = Some("the memoria binary was not found next to the console (give --memoria-bin)".into());
         }
-        let store = match memoria_host::snapshot::SnapshotStore::open(&url) {
+        let store = match memoria_admin::snapshot::SnapshotStore::open(&url) {
             Ok(s) => s,
             Err(e) => {
                 page.errors.push(format!("snapshot store {url}: {e}"));
@@ -618,7 +618,7 @@ impl Console {
                 ShardSnapshots { shard, log: li.name.clone(), store: url.clone(), tail_id: li.tail_id, recorded_id: li.snapshot_id, ..Default::default() };
             match tokio::time::timeout(Duration::from_secs(5), store.manifests(&li.name)).await {
                 Ok(Ok(list)) => {
-                    let mut newest: Option<&memoria_host::snapshot::Manifest> = None;
+                    let mut newest: Option<&memoria_admin::snapshot::Manifest> = None;
                     for l in &list {
                         let v = match &l.manifest {
                             Ok(m) => {

@@ -9,8 +9,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use memoria_host::cluster::reshard::{self, Options, Request, ReshardError};
-use memoria_host::cluster::topology::{Topology, ranges_text};
+use memoria_admin::reshard::{self, Options, Request, ReshardError};
+use memoria_admin::topology::{Topology, ranges_text};
 use memoria_log::LogHandle;
 
 use super::Shared;

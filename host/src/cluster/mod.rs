@@ -3,11 +3,9 @@
 //! process, one engine thread each (`sharded`), and moving slots between shards while
 //! clients keep going (`reshard`, the `memoria reshard` command).
 
-pub mod reshard;
 pub mod reshard_cli;
 pub mod sharded;
 pub mod shared;
-pub mod topology;
 
+pub use memoria_admin::topology::{self, CLUSTER_LOG, ClusterEntry, Topology};
 pub use shared::{ShardView, Shared};
-pub use topology::{CLUSTER_LOG, ClusterEntry, Topology};

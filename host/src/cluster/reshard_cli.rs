@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use memoria_log::LogHandle;
 
-use super::reshard::{self, Options, Request};
+use memoria_admin::cluster_file::TOKEN_FILE;
+use memoria_admin::reshard::{self, Options, Request};
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct ReshardArgs {
@@ -48,17 +49,13 @@ pub struct ReshardArgs {
     pub pause_at: Option<String>,
 }
 
-/// The name of the file next to cluster.json that holds the log service's token of the
-/// running `memoria up` (mode 0600).
-pub const TOKEN_FILE: &str = "log.token";
-
 fn open_log(a: &ReshardArgs) -> anyhow::Result<LogHandle> {
     if let Some(remote) = a.log.client()? {
         return Ok(remote);
     }
     let dir = Path::new(&a.data_dir);
     let state = dir.join("cluster.json");
-    let file: crate::supervisor::ClusterFile = match std::fs::read(&state) {
+    let file: memoria_admin::cluster_file::ClusterFile = match std::fs::read(&state) {
         Ok(b) => serde_json::from_slice(&b).map_err(|e| anyhow::anyhow!("{}: {e}", state.display()))?,
         Err(_) => anyhow::bail!("no running `memoria up` in {} (no cluster.json): give its --data-dir, or --log-url", dir.display()),
     };
@@ -96,7 +93,7 @@ pub fn run(a: ReshardArgs) -> anyhow::Result<()> {
             .await;
         bar.finish();
         let mv = mv?;
-        println!("slots {} moved from shard {} to shard {}", super::topology::ranges_text(&mv.slots), mv.from, mv.to);
+        println!("slots {} moved from shard {} to shard {}", memoria_admin::topology::ranges_text(&mv.slots), mv.from, mv.to);
         Ok(())
     })
 }

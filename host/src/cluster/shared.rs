@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use memoria_log::{LogApi, LogHandle};
 
-use super::topology::{CLUSTER_LOG, ClusterEntry, Topology};
+use memoria_admin::topology::{CLUSTER_LOG, ClusterEntry, Topology};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ShardView {
@@ -98,7 +98,7 @@ impl Shared {
             g.views.get(s as usize).and_then(|v| v.primary.as_ref()).map_or_else(|| memoria_core::server::cluster::UNKNOWN_NODE.to_string(), |p| p.0.clone())
         };
         for m in &g.topo.moving {
-            let slots = super::topology::ranges_text(&m.slots);
+            let slots = memoria_admin::topology::ranges_text(&m.slots);
             if m.from == myshard {
                 t.push_str(&format!("cluster_migrating:{slots} {}\n", primary(m.to)));
             }
@@ -148,7 +148,7 @@ pub async fn follow(api: LogHandle, mut after: u64, shared: Arc<Shared>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::topology::{ClusterEntry, Topology};
+    use memoria_admin::topology::{ClusterEntry, Topology};
 
     /// A source keeps knowing its slots are moving while the target shard elects a
     /// primary (`?` for it), so it never creates keys the commit would lose.

@@ -8,15 +8,15 @@ use memoria_log::{LogCore, LogHandle};
 use super::make::{Made, MakeOptions, make};
 use super::paced::Pacing;
 use super::schedule::{self, Policy, Runner};
-use super::shard_log;
 use super::store::SnapshotStore;
 use crate::wasm::EngineFactory;
+use memoria_admin::topology::shard_log;
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct SnapshotArgs {
     /// The shard whose log is snapshotted (log `shard-N`).
     #[arg(long, default_value_t = 0)]
-    pub shard: u32,
+    pub shard: u16,
     /// Data directory of a `memoria up` node: its log (log.sqlite) and, unless --store
     /// says otherwise, its snapshots (snapshots/).
     #[arg(long, default_value = "./memoria-data")]
@@ -59,11 +59,6 @@ pub struct SnapshotArgs {
 /// The snapshot process's default share of the time (see `--cpu-share`).
 pub const DEFAULT_CPU_SHARE: f64 = 0.25;
 
-/// Where the snapshots of a data directory go unless told otherwise.
-pub fn default_store(data_dir: &str) -> String {
-    std::path::Path::new(data_dir).join("snapshots").display().to_string()
-}
-
 async fn open_log(a: &SnapshotArgs) -> anyhow::Result<LogHandle> {
     if let Some(remote) = a.log.client()? {
         return Ok(remote);
@@ -85,7 +80,7 @@ pub fn run(a: SnapshotArgs) -> anyhow::Result<()> {
             anyhow::bail!("--cpu-share must be in (0, 1], not {}", a.cpu_share);
         }
         let pacing = Pacing { sync_bytes: a.sync_kib << 10, cpu_share: a.cpu_share };
-        let store = SnapshotStore::open(&a.store.clone().unwrap_or_else(|| default_store(&a.data_dir)))
+        let store = SnapshotStore::open(&a.store.clone().unwrap_or_else(|| memoria_admin::snapshot::default_store(&a.data_dir)))
             .map_err(|e| anyhow::anyhow!("snapshot store: {e}"))?
             .with_pacing(pacing);
         let log = shard_log(a.shard);

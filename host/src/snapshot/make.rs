@@ -6,15 +6,16 @@ use std::time::{Duration, Instant};
 
 use memoria_log::{Checksum, FORMAT_VERSION, GENESIS, Kind, LogApi, LogError, LogHandle, MarkPayload, chain};
 
+use super::SnapshotError;
 use super::format::{self, DataChecksum};
 use super::manifest::{ChunkRef, Manifest, snapshot_name};
 use super::paced::Duty;
 use super::progress::Progress;
 use super::restore;
 use super::store::SnapshotStore;
-use super::{SnapshotError, now_unix_ms};
 use crate::replay::{self, ReplayError, Replayed};
 use crate::wasm::{EngineFactory, ShardEngine};
+use memoria_admin::snapshot::now_unix_ms;
 
 #[derive(Clone, Debug)]
 pub struct MakeOptions {
@@ -111,7 +112,7 @@ pub async fn replay_verified(
         let (mut prev_id, mut prev) = (v.last_id, v.checksum);
         verify_entries(log, &mut prev_id, &mut prev, entries, &mut v.marks)?;
         replay::apply_entries(engine, entries, &mut r).map_err(|e| match e {
-            ReplayError::Engine(e) => SnapshotError::Engine(e),
+            ReplayError::Engine(e) => e.into(),
             other => SnapshotError::Invalid(other.to_string()),
         })?;
         v.bytes += entries.iter().map(|e| e.payload.len() as u64).sum::<u64>();

@@ -14,10 +14,11 @@ use tokio::sync::Mutex;
 
 use memoria_log::{LogApi, LogHandle};
 
+use super::SnapshotError;
 use super::make::{Made, MakeOptions, Warm, make_warm};
 use super::store::{Listed, SnapshotStore};
-use super::{SnapshotError, now_unix_ms};
 use crate::wasm::EngineFactory;
+use memoria_admin::snapshot::now_unix_ms;
 
 #[derive(Clone, Debug, PartialEq, clap::Args)]
 #[command(next_help_heading = "Snapshot scheduling")]

@@ -19,7 +19,7 @@ use anyhow::Context;
 use tokio::sync::watch;
 
 pub use console::ConsoleOptions;
-pub use status::{ClusterFile, NodeRole, NodeStatus};
+pub use memoria_admin::cluster_file::{ClusterFile, NodeRole, NodeStatus};
 
 /// What `memoria up` was asked for.
 #[derive(Clone, Debug)]
@@ -100,10 +100,10 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let token = random_token();
     // For `memoria reshard --data-dir`: whoever can read the data dir can read the log file
     // itself, so the token is no wider a secret than that (and readable only by its owner).
-    write_private(&data_dir.join(crate::cluster::reshard_cli::TOKEN_FILE), &token).context("writing the log token file")?;
+    write_private(&data_dir.join(memoria_admin::cluster_file::TOKEN_FILE), &token).context("writing the log token file")?;
     let log_listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.context("binding the log service")?;
     let log_addr: SocketAddr = log_listener.local_addr()?;
-    let snapshot_store = opts.snapshot_store.clone().unwrap_or_else(|| crate::snapshot::cli::default_store(&data_dir.display().to_string()));
+    let snapshot_store = opts.snapshot_store.clone().unwrap_or_else(|| memoria_admin::snapshot::default_store(&data_dir.display().to_string()));
     let store = crate::snapshot::SnapshotStore::open(&snapshot_store).map_err(|e| anyhow::anyhow!("snapshot store {snapshot_store}: {e}"))?;
     let store_url = store.url().to_string();
     let log_api = memoria_log::LogHandle::Embedded(core.clone());
@@ -176,7 +176,7 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
                 policy.clone(),
                 runner,
                 log_api.clone(),
-                crate::cluster::topology::shard_log(s),
+                memoria_admin::topology::shard_log(s),
                 store.clone(),
                 Duration::from_secs(1),
             ));

@@ -1,5 +1,5 @@
-//! Leadership and leases for one shard, as a pure state machine (DESIGN "Leadership and
-//! leases").
+//! Leadership and leases for one shard, as a pure state machine (docs/ARCHITECTURE.md
+//! "Leadership, leases and failover").
 //!
 //! No I/O, no clock, no runtime: the caller feeds [`Event`]s stamped with `now_ms` from a
 //! *monotonic local* clock (e.g. milliseconds since an `Instant` taken at start-up) and

@@ -1,7 +1,6 @@
 //! memoria-host: the RESP server around the WebAssembly engine.
 
 pub mod acl;
-pub mod blocking;
 pub mod child;
 pub mod clock;
 pub mod cluster;
@@ -14,9 +13,6 @@ pub mod replay;
 pub mod server;
 pub mod shard;
 pub mod snapshot;
-pub mod stats;
 pub mod supervisor;
 pub mod tls;
-pub mod tracker;
-pub mod wait;
 pub mod wasm;

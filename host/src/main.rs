@@ -305,7 +305,8 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
 /// `memoria server --cluster` / `--shards N`: every shard of the cluster in this process,
 /// the slot map from the cluster log (created by the first node when the log is empty).
 async fn serve_cluster(a: &ServerArgs, api: memoria_log::LogHandle) -> anyhow::Result<()> {
-    use memoria_host::cluster::{self, sharded};
+    use memoria_host::cluster;
+    use memoria_host::server::sharded;
     let n = &a.node;
     let (topo, last) = cluster::topology::load_or_init(&api, n.shards).await?;
     let shared = cluster::Shared::new(topo);
@@ -470,7 +471,8 @@ async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule:
 /// `memoria up --in-memory|--single-process --shards N`: one process, N shard threads on
 /// ports --port … --port + N - 1, in cluster mode.
 async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, policy: Option<memoria_host::snapshot::schedule::Policy>) -> anyhow::Result<()> {
-    use memoria_host::cluster::{self, sharded};
+    use memoria_host::cluster;
+    use memoria_host::server::sharded;
     let (topo, follower) = match &log {
         Some(api) => {
             let (t, last) = cluster::topology::load_or_init(api, a.shards).await?;

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use crate::chain::Checksum;
 
 /// The format version this build writes. Readers that see a newer version stop applying
-/// rather than misread it (DESIGN "Upgrades"); the service itself stores it opaquely.
+/// rather than misread it (docs/ARCHITECTURE.md "Format versions and upgrades"); the
+/// service itself stores it opaquely.
 pub const FORMAT_VERSION: u16 = 1;
 
 /// Name of the log that records cluster topology. It is an ordinary log: same primitives.

@@ -275,9 +275,15 @@ impl Run {
         let mut answers = 0;
         for rec in OutputReader::new(out) {
             len += 18 + rec.reply.len() + rec.effects.len();
-            let extra = matches!(rec.kind, batch::REC_PUSH | batch::REC_UNBLOCKED | batch::REC_CONFIG);
-            if !extra {
+            if !batch::is_extra(rec.kind) {
                 answers += 1;
+            }
+            if rec.kind == batch::REC_WAIT || rec.kind == batch::REC_FAILOVER {
+                // Not a reply: what the host must do for the command before it.
+                assert!(rec.kind == batch::REC_FAILOVER || batch::WaitRequest::decode(rec.reply).is_some(), "malformed REC_WAIT");
+                assert!(rec.kind == batch::REC_WAIT || rec.reply.is_empty(), "payload on REC_FAILOVER");
+                assert!(rec.effects.is_empty(), "effects on a host request record");
+                continue;
             }
             if rec.kind == batch::REC_CONFIG {
                 // Not a reply: the host parameters' current values after a CONFIG SET.

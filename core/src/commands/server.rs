@@ -5,6 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::commands::table::COMMANDS;
+use crate::protocol::batch::{HostRequest, WaitRequest};
 use crate::server::ctx::Ctx;
 use crate::server::spec::{CommandSpec, flags};
 use crate::util::eq_ic;
@@ -71,9 +72,9 @@ pub fn role(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
 }
 
 /// WAIT numreplicas timeout. The engine checks the arguments and answers as a server
-/// without replicas would (0); a host with a log holds the reply and answers with the
-/// number of replicas that have applied the caller's writes (it recognises a WAIT whose
-/// reply is an integer).
+/// without replicas would (0), and asks its host (REC_WAIT) to count replicas: a host with
+/// a log holds the reply and answers with the number of replicas that have applied the
+/// caller's writes. Inside EXEC, as in Redis, it answers at once.
 pub fn wait(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if ctx.st.replica_mode {
         ctx.err("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
@@ -86,13 +87,19 @@ pub fn wait(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     match crate::util::parse_i64(argv[2]) {
         None => ctx.err("ERR timeout is not an integer or out of range"),
         Some(t) if t < 0 => ctx.err("ERR timeout is negative"),
-        Some(_) => ctx.reply.int(0),
+        Some(t) => {
+            ctx.reply.int(0);
+            if !ctx.in_exec {
+                let numreplicas = crate::util::parse_i64(argv[1]).unwrap_or(0);
+                ctx.host = Some(HostRequest::Wait(WaitRequest { numreplicas, timeout_ms: t as u64 }));
+            }
+        }
     }
 }
 
 /// FAILOVER [TIMEOUT ms]: the primary steps down and the election through the log makes
-/// a replica the primary. The engine checks the arguments and the role and answers +OK;
-/// the host recognises the accepted FAILOVER and steps down after the reply. `TO host
+/// a replica the primary. The engine checks the arguments and the role, answers +OK and
+/// asks its host (REC_FAILOVER) to step down after the reply. `TO host
 /// port` is refused: the election, not the caller, picks the new primary.
 pub fn failover(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut i = 1;
@@ -135,6 +142,9 @@ pub fn failover(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.err("ERR FAILOVER TO is not supported: the election through the log picks the new primary");
     }
     ctx.reply.ok();
+    if !ctx.in_exec {
+        ctx.host = Some(HostRequest::Failover);
+    }
 }
 
 pub fn time(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {

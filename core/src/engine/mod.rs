@@ -256,6 +256,7 @@ impl Engine {
         let mut close = false;
         let mut block = None;
         let mut unblock = Vec::new();
+        let mut host = None;
         if crate::protocol::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
             let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
@@ -263,6 +264,7 @@ impl Engine {
             close = ctx.close;
             block = ctx.block.take();
             unblock = core::mem::take(&mut ctx.unblock);
+            host = ctx.host.take();
         } else {
             self.reply.error(b"ERR Protocol error: malformed command record");
         }
@@ -312,6 +314,11 @@ impl Engine {
             batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
         }
         self.clients[slot] = Some(client);
+        match host {
+            Some(batch::HostRequest::Wait(w)) => batch::write_out(out, batch::REC_WAIT, id, 0, &w.encode(), b""),
+            Some(batch::HostRequest::Failover) => batch::write_out(out, batch::REC_FAILOVER, id, 0, b"", b""),
+            None => {}
+        }
         if self.st.config.host_changed {
             self.st.config.host_changed = false;
             let values = self.st.config.host_values();

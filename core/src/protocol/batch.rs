@@ -63,6 +63,50 @@ pub const REC_UNBLOCKED: u8 = 7;
 /// Output only as an extra record (no input record; it follows the command's record):
 /// a CONFIG SET succeeded, here are the current values.
 pub const REC_CONFIG: u8 = 10;
+/// Output only, an extra record right after the command's own (no input record): the
+/// command was a WAIT the engine accepted outside a transaction. Payload
+/// `numreplicas i64 LE | timeout_ms u64 LE` (see [`WaitRequest`]). A host with a log holds
+/// the command's reply (the engine's `:0`, a server without replicas) until the caller's
+/// writes are durable, then answers with the number of replicas that have them.
+pub const REC_WAIT: u8 = 11;
+/// Output only, an extra record right after the command's own: FAILOVER was accepted
+/// (its reply is `+OK`); the host steps down once the reply is out.
+pub const REC_FAILOVER: u8 = 12;
+
+/// Whether an output record of this kind is an extra one (it answers no input record and
+/// belongs to the record before it, or to `apply`).
+pub fn is_extra(kind: u8) -> bool {
+    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER)
+}
+
+/// What a REC_WAIT record asks of the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitRequest {
+    pub numreplicas: i64,
+    /// 0: no limit.
+    pub timeout_ms: u64,
+}
+
+impl WaitRequest {
+    pub fn encode(&self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&self.numreplicas.to_le_bytes());
+        b[8..].copy_from_slice(&self.timeout_ms.to_le_bytes());
+        b
+    }
+    pub fn decode(b: &[u8]) -> Option<WaitRequest> {
+        let b: &[u8; 16] = b.try_into().ok()?;
+        Some(WaitRequest { numreplicas: i64::from_le_bytes(b[..8].try_into().ok()?), timeout_ms: u64::from_le_bytes(b[8..].try_into().ok()?) })
+    }
+}
+
+/// A request the engine makes of its host for the command being run: told in an extra
+/// output record (REC_WAIT, REC_FAILOVER) right after the command's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostRequest {
+    Wait(WaitRequest),
+    Failover,
+}
 
 /// The client asked to be disconnected after this reply (QUIT).
 pub const OUT_CLOSE: u8 = 1;

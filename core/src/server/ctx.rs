@@ -36,11 +36,27 @@ pub struct Ctx<'a> {
     pub block: Option<crate::server::blocked::BlockRequest>,
     /// CLIENT UNBLOCK requests: (client id, answer with an error instead of a timeout).
     pub unblock: Vec<(u64, bool)>,
+    /// What the host must do for this command (WAIT, FAILOVER), told in a typed record.
+    pub host: Option<crate::protocol::batch::HostRequest>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(st: &'a mut State, client: &'a mut Client, clients: &'a [Option<Client>], reply: &'a mut Reply, fx: &'a mut Vec<u8>) -> Self {
-        Ctx { st, client, clients, reply, fx, close: false, dirty: 0, custom_fx: false, in_exec: false, ready_key: None, block: None, unblock: Vec::new() }
+        Ctx {
+            st,
+            client,
+            clients,
+            reply,
+            fx,
+            close: false,
+            dirty: 0,
+            custom_fx: false,
+            in_exec: false,
+            ready_key: None,
+            block: None,
+            unblock: Vec::new(),
+            host: None,
+        }
     }
 
     /// False where Redis sets CLIENT_DENY_BLOCKING (inside MULTI/EXEC) or nothing can

@@ -1,4 +1,4 @@
-//! Off-box snapshots (DESIGN "Snapshots", issue #6).
+//! Off-box snapshots (docs/ARCHITECTURE.md "Snapshots and recovery", issue #6).
 //!
 //! `memoria snapshot` (make.rs) runs in its own process: it loads the newest verified
 //! snapshot, replays the log to a target id while recomputing the hash chain and checking

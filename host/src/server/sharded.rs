@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
-use super::Shared;
+use crate::cluster::Shared;
 use crate::server::{self, Placement, ServerOptions};
 
 pub struct ShardThread {

@@ -1,4 +1,7 @@
-//! The RESP listener: accepts connections and hands each to a task bound to the shard.
+//! Starting a node: the RESP listener accepts connections and hands each to a task bound
+//! to the shard. `sharded` runs several shards in one process, one thread each.
+
+pub mod sharded;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -96,6 +96,7 @@ impl Latency {
         Summary { replies: self.total, p50_us: pct(0.50), p99_us: pct(0.99), max_us: self.max_us }
     }
 
+    #[cfg(test)]
     pub fn last(&self) -> Summary {
         self.last
     }

@@ -38,6 +38,7 @@ impl Blocking {
         self.parked.contains_key(&id)
     }
 
+    #[cfg(test)]
     pub fn blocked_count(&self) -> usize {
         self.parked.len()
     }

@@ -57,6 +57,7 @@ impl Tracker {
         self.last
     }
 
+    #[cfg(test)]
     pub fn last(&self) -> u64 {
         self.last
     }
@@ -127,6 +128,7 @@ impl Tracker {
         self.everything = 0;
     }
 
+    #[cfg(test)]
     pub fn pending_keys(&self) -> usize {
         self.pending.len()
     }

@@ -1,0 +1,244 @@
+//! The shard's loop: wait for client commands, an append's outcome or a timer; drain
+//! everything queued (up to `MAX_BATCH_BYTES`) into one batch; make ONE engine call; route
+//! the replies through the gate; start the next append; send what may go out.
+
+use std::time::{Duration, Instant};
+
+use memoria_core::protocol::batch;
+use memoria_log::LogError;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::{MAX_BATCH_BYTES, Shard, ShardMsg, TICK};
+use crate::clock::{now_us, seed};
+use crate::lease::Event;
+
+impl Shard {
+    fn take(&mut self, m: ShardMsg) -> bool {
+        match m {
+            ShardMsg::Connect { id, addr, laddr, tx } => {
+                self.clients.insert(id, tx);
+                self.batch.record(batch::REC_CONNECT, id, format!("{addr}\n{laddr}").as_bytes());
+            }
+            ShardMsg::Commands { id, records } => {
+                if self.blocking.is_blocked(id) {
+                    self.blocking.defer_records(id, &records);
+                } else {
+                    self.batch.buf.extend_from_slice(&records);
+                    self.batch.records += 1;
+                }
+            }
+            ShardMsg::Disconnect { id } => {
+                self.clients.remove(&id);
+                self.gate.forget(id);
+                self.blocking.forget(id);
+                self.batch.record(batch::REC_DISCONNECT, id, b"");
+            }
+            ShardMsg::Eof { id } => {
+                if self.blocking.closed(id) {
+                    self.drop_blocked(id);
+                }
+            }
+            ShardMsg::Apply { generation, entries, tail_id, applied } => {
+                if generation == self.tail_gen && self.standing.is_replica() {
+                    self.absorb(&entries, tail_id);
+                    // Hand out the keyspace notifications the applied effects raised.
+                    self.batch.record(batch::REC_DELIVER, 0, b"");
+                }
+                if let Some(a) = applied {
+                    let _ = a.send(());
+                }
+            }
+            ShardMsg::Reload { generation } => self.reload_due |= generation == self.tail_gen && self.standing.is_replica(),
+            ShardMsg::WaitDone { client, token, count } => {
+                for w in self.gate.wait_done(client, token, count) {
+                    self.start_wait(w);
+                }
+                self.flush();
+            }
+            ShardMsg::Peers(p) => {
+                if let Some(c) = self.cluster.as_mut()
+                    && c.peers != p
+                {
+                    c.peers = p;
+                    // Re-announce the role (and with it the cluster's nodes) to the engine.
+                    self.reported_offset = u64::MAX;
+                }
+            }
+            ShardMsg::Freeze { until } => self.freeze = Some(until),
+            ShardMsg::Shutdown => return false,
+        }
+        true
+    }
+
+    /// When the loop must wake up by itself: the engine's tick, or the lease machine's.
+    fn next_wake(&self, last_tick: Instant) -> Instant {
+        let mut wake = last_tick + TICK;
+        if self.blocking.has_resubmit() {
+            // Commands released by an unblock run at once.
+            return Instant::now();
+        }
+        if let Some(d) = self.blocking.next_deadline() {
+            let ms = (d - now_us() / 1000).max(0) as u64;
+            wake = wake.min(Instant::now() + Duration::from_millis(ms));
+        }
+        if let Some(el) = self.election.as_ref()
+            && let Some(ms) = el.m.next_wakeup()
+        {
+            let at = el.t0 + Duration::from_millis(ms);
+            // Never spin: at least a millisecond from now.
+            wake = wake.min(at.max(Instant::now() + Duration::from_millis(1)));
+        }
+        wake
+    }
+
+    pub(super) async fn run(&mut self, mut rx: UnboundedReceiver<ShardMsg>) {
+        let mut last_tick = Instant::now();
+        self.run_actions().await;
+        self.flush();
+        loop {
+            let has_inflight = self.inflight.is_some();
+            let wake = self.next_wake(last_tick);
+            let inflight = self.inflight.as_mut().map(|i| &mut i.task);
+            let first = tokio::select! {
+                m = rx.recv() => match m {
+                    Some(m) => Some(m),
+                    None => return,
+                },
+                r = async { inflight.unwrap().await }, if has_inflight => {
+                    let done = self.inflight.take().unwrap();
+                    let r = r.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+                    self.appended(done.last_seq, done.token, r).await;
+                    self.start_append();
+                    self.run_actions().await;
+                    self.flush();
+                    None
+                }
+                _ = tokio::time::sleep_until(wake.into()) => None,
+            };
+            self.batch.clear();
+            // Commands of just-unblocked clients come before anything newer of theirs.
+            self.blocking.take_resubmit(&mut self.batch);
+            if let Some(m) = first {
+                self.gate.batch_t0 = Instant::now();
+                if !self.take(m) {
+                    return self.drain_before_exit().await;
+                }
+                while self.batch.buf.len() < MAX_BATCH_BYTES {
+                    match rx.try_recv() {
+                        Ok(m) => {
+                            if !self.take(m) {
+                                return self.drain_before_exit().await;
+                            }
+                        }
+                        Err(_) => break,
+                    }
+                }
+            }
+            if let Some(until) = self.freeze.take() {
+                tracing::warn!(shard = self.id, "shard frozen (test hook)");
+                let _ = until.await;
+                tracing::warn!(shard = self.id, "shard resumed");
+            }
+            if std::mem::take(&mut self.reload_due) {
+                self.reload_behind_truncation().await;
+                self.batch.clear();
+                self.flush();
+                continue;
+            }
+            // With an election, time passes for the lease first: a primary whose lease
+            // lapsed (a freeze, a stall) steps down before it could serve this batch, and
+            // the batch, whose clients it drops, is not run at all.
+            if let Some(el) = self.election.as_mut() {
+                let now = el.now();
+                self.pending.extend(el.m.handle(Event::Tick { now_ms: now }));
+            }
+            if self.run_actions().await {
+                self.batch.clear();
+                self.flush();
+                continue;
+            }
+            if last_tick.elapsed() >= TICK {
+                last_tick = Instant::now();
+                self.batch.record(batch::REC_TICK, 0, b"");
+                self.role_record();
+            }
+            self.blocking.fire_deadlines(now_us() / 1000, &mut self.batch);
+            if self.batch.is_empty() {
+                continue;
+            }
+            self.seq = self.seq.wrapping_add(1);
+            let batch_seed = seed() ^ self.seq;
+            let input = std::mem::take(&mut self.batch.buf);
+            match self.engine.execute(&input, now_us(), batch_seed) {
+                Ok(out) => self.route(&input, &out),
+                Err(e) => self.crashed(e).await,
+            }
+            self.batch.buf = input;
+            self.start_append();
+            self.run_actions().await;
+            self.flush();
+            if self.gate.stats.immediate > 0 {
+                let n = std::mem::take(&mut self.gate.stats.immediate);
+                self.gate.stats.record(self.gate.batch_t0.elapsed(), n);
+            }
+            if std::mem::take(&mut self.resign) {
+                self.resign_now().await;
+            }
+        }
+    }
+
+    /// On shutdown, waits for the append in flight so acknowledged-looking writes land.
+    async fn drain_before_exit(&mut self) {
+        if let Some(i) = self.inflight.take() {
+            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+            self.appended(i.last_seq, i.token, r).await;
+        }
+        self.start_append();
+        if let Some(i) = self.inflight.take() {
+            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+            self.appended(i.last_seq, i.token, r).await;
+        }
+        self.flush();
+    }
+
+    /// A blocked client whose connection is gone: forget it here and in the engine.
+    fn drop_blocked(&mut self, id: u64) {
+        self.clients.remove(&id);
+        self.gate.forget(id);
+        self.blocking.drop_client(id);
+    }
+
+    /// Routes one engine call's output through the gate, then does what routing leaves to
+    /// the shard.
+    fn route(&mut self, input: &[u8], out: &[u8]) {
+        let durable = self.standing.log().is_some();
+        let clients = &self.clients;
+        let routed = self.gate.route(input, out, durable, &mut self.blocking, |id| clients.contains_key(&id));
+        for values in &routed.config {
+            self.host.apply(&String::from_utf8_lossy(values));
+        }
+        for id in routed.dropped {
+            self.drop_blocked(id);
+        }
+        for (client, need, reply, close) in routed.failovers {
+            if self.election.is_none() || !durable {
+                self.gate.deliver(client, need, b"-ERR FAILOVER needs automatic failover: this node was not elected through a log\r\n", close);
+            } else {
+                self.resign = true;
+                self.gate.deliver(client, need, &reply, close);
+            }
+        }
+        for w in routed.waits {
+            self.start_wait(w);
+        }
+    }
+
+    /// Sends what the gate lets out.
+    pub(super) fn flush(&mut self) {
+        for (id, m) in self.gate.take_out() {
+            if let Some(tx) = self.clients.get(&id) {
+                let _ = tx.send(m);
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The write path to the log: group commit (the effects of every batch run while an append
+//! is in flight go out together as the next one), what an append's outcome means (replies
+//! released, or failed with the engine rebuilt), and WAIT's count of replicas.
+
+use memoria_log::{Appended, LogError, NewEntry};
+
+use super::election::append_event;
+use super::gate::WaitStart;
+use super::{Inflight, Shard, ShardMsg};
+use crate::durable;
+use crate::lease::AppendToken;
+
+impl Shard {
+    /// Sends the queued effects as one append if none is in flight (group commit).
+    pub(super) fn start_append(&mut self) {
+        if self.inflight.is_some() || !self.gate.has_queued() {
+            return;
+        }
+        let Some(log) = self.standing.log() else {
+            self.gate.drop_queued();
+            return;
+        };
+        // With an election the machine decides (one append in flight, renewals included,
+        // and none once the lease has lapsed); its time is read before the append is sent.
+        let (prev_id, epoch, token) = match self.election.as_mut() {
+            Some(el) => {
+                let now = el.now();
+                match el.m.start_data_append(now) {
+                    Some(t) => (t.prev_id, t.epoch, Some(t.token)),
+                    None => return,
+                }
+            }
+            None => (log.prev_id, log.epoch, None),
+        };
+        let (api, name) = (log.api.clone(), log.name.clone());
+        let Some((last_seq, effects)) = self.gate.take_append() else { return };
+        let entries: Vec<NewEntry> = effects.into_iter().map(NewEntry::data).collect();
+        let task = tokio::spawn(durable::append_settled(api, name, prev_id, epoch, entries));
+        self.inflight = Some(Inflight { task, last_seq, token });
+    }
+
+    /// The append in flight finished.
+    pub(super) async fn appended(&mut self, last_seq: u64, token: Option<AppendToken>, r: Result<Appended, LogError>) {
+        if let (Some(el), Some(token)) = (self.election.as_mut(), token) {
+            let ev = append_event(token, el.now(), &r);
+            self.pending.extend(el.m.handle(ev));
+            // A lapsed lease or a rejection steps down here, failing every held reply.
+            self.run_actions().await;
+            let primary = self.standing.log().is_some();
+            let Some(el) = self.election.as_ref() else { return };
+            if !primary || last_seq == 0 && r.is_err() {
+                // A stale outcome (from before a step-down), or a renewal or claim that
+                // did not land: the machine has it; no reply depends on it.
+                return;
+            }
+            match r {
+                Ok(a) if el.m.can_ack_writes(el.now()) => {
+                    if let Some(log) = self.standing.log_mut() {
+                        log.prev_id = a.last_id;
+                    }
+                    if last_seq != 0 {
+                        self.acked(last_seq);
+                    }
+                }
+                Ok(_) => {
+                    // Past the lease: nothing may be acknowledged any more.
+                    self.fail_everything(
+                        b"-ERR write outcome unknown: this node's lease as primary lapsed before the log acknowledged it; reconnect and retry\r\n",
+                    );
+                }
+                // A data append that did not land (or could not be settled): the engine
+                // holds writes the log does not. Still the leader: `rebuild` reloads from
+                // the log without claiming again.
+                Err(e) => self.log_failed(e).await,
+            }
+            return;
+        }
+        match r {
+            Ok(a) => {
+                if let Some(log) = self.standing.log_mut() {
+                    log.prev_id = a.last_id;
+                }
+                self.acked(last_seq);
+            }
+            Err(e) => self.log_failed(e).await,
+        }
+    }
+
+    /// Every write up to tracker sequence `seq` is durable: release what waited for it.
+    fn acked(&mut self, seq: u64) {
+        for w in self.gate.ack(seq) {
+            self.start_wait(w);
+        }
+    }
+
+    /// Asks the log service, in a task, how many replicas have applied everything this
+    /// primary has logged so far (which includes the waiting client's writes).
+    pub(super) fn start_wait(&self, w: WaitStart) {
+        let WaitStart { client, token, req } = w;
+        let (Some(log), Some(tx)) = (self.standing.log(), self.self_tx.upgrade()) else { return };
+        let (api, name, me, target) = (log.api.clone(), log.name.clone(), self.node.clone(), log.prev_id);
+        tokio::spawn(async move {
+            let count = super::wait::count_replicas(api, name, me, target, req).await;
+            let _ = tx.send(ShardMsg::WaitDone { client, token, count });
+        });
+    }
+
+    /// The log refused or lost an append. The engine holds writes that are not in the log,
+    /// so nothing it says can be trusted: fail every held reply (no client is told OK for
+    /// a write that is not durable), drop the clients, and rebuild the engine from the log.
+    pub(super) async fn log_failed(&mut self, e: LogError) {
+        let fenced = matches!(e, LogError::Conflict { .. });
+        tracing::error!(shard = self.id, error = %e, fenced, "log append failed; failing held replies and rebuilding from the log");
+        let msg = format!("-ERR write not durable: the log refused it ({e}); reconnect and retry\r\n");
+        self.fail_everything(msg.as_bytes());
+        self.rebuild().await;
+    }
+
+    /// Abandons everything not yet durable: every held reply fails with `msg`, every
+    /// client is dropped, and the tracker and queued effects are forgotten.
+    pub(super) fn fail_everything(&mut self, msg: &[u8]) {
+        self.blocking.clear();
+        self.gate.fail_all(msg, self.clients.keys().copied());
+        self.flush();
+        self.clients.clear();
+        self.gate.pubsub_clients.clear();
+    }
+
+    /// Waits for the append in flight (if any) and tells the lease machine its outcome.
+    pub(super) async fn settle_inflight(&mut self) {
+        if let Some(i) = self.inflight.take() {
+            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+            if let (Some(el), Some(token)) = (self.election.as_mut(), i.token) {
+                let ev = append_event(token, el.now(), &r);
+                self.pending.extend(el.m.handle(ev));
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! A new engine for the shard: after a trap (`crashed`) or a refused append (`rebuild`),
+//! from the log (and the newest snapshot) when there is one.
+
+use super::{Shard, Standing};
+use crate::clock::seed;
+use crate::durable;
+
+impl Shard {
+    /// Replaces the engine with a fresh one; with a log, replays it and re-claims the shard
+    /// (with an election: replays it and keeps the role the lease machine gives it).
+    pub(super) async fn rebuild(&mut self) {
+        if self.election.is_some() {
+            return self.reload_engine().await;
+        }
+        let mut eng = match self.factory.instantiate(seed()) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::error!(shard = self.id, error = %e, "could not instantiate a new engine");
+                return;
+            }
+        };
+        if let Standing::Primary(slot) = &mut self.standing
+            && let Some(log) = slot.take()
+        {
+            let (api, name, node) = (log.api.clone(), log.name.clone(), log.node.clone());
+            // Nothing can be served until the engine is whole again, so the shard awaits
+            // recovery inline.
+            match durable::recover(api, &name, &node, crate::lease::DEFAULT_LEASE_MS, self.snapshots.as_ref(), &mut eng).await {
+                Ok(r) => {
+                    tracing::info!(shard = self.id, entries = r.applied_entries, "engine rebuilt from the log");
+                    self.standing = Standing::Primary(Some(r.log));
+                }
+                Err(e) => {
+                    tracing::error!(shard = self.id, error = %e, "recovery from the log failed; the shard keeps its old log position");
+                    self.standing = Standing::Primary(Some(log));
+                }
+            }
+        }
+        self.engine = eng;
+        self.send_facts();
+    }
+
+    /// A trap destroyed the instance: fail the batch, drop this shard's clients (their
+    /// MULTI/SELECT state went with it) and rebuild — from the log when there is one.
+    pub(super) async fn crashed(&mut self, e: crate::wasm::EngineError) {
+        tracing::error!(shard = self.id, error = %e, "engine trapped; rebuilding the shard's engine");
+        self.fail_everything(b"-ERR shard engine crashed while running this batch; reconnect\r\n");
+        self.rebuild().await;
+    }
+
+    /// With an election: a fresh engine, replayed from the whole log (the lease machine
+    /// reads along). Waits for the append in flight first, so the replay includes it if it
+    /// landed. A replica then tails on from where the replay ended.
+    pub(super) async fn reload_engine(&mut self) {
+        self.settle_inflight().await;
+        self.stop_tail();
+        match self.factory.instantiate(seed()) {
+            Ok(e) => self.engine = e,
+            Err(e) => {
+                tracing::error!(shard = self.id, error = %e, "could not instantiate a new engine");
+                return;
+            }
+        }
+        let Some((api, name)) = self.source.clone() else { return };
+        // From the newest usable snapshot when there is one; the lease machine reads along
+        // from there (it keeps what it learnt of the entries before).
+        let after = match crate::snapshot::restore::start(self.snapshots.as_ref(), &api, &name, &mut self.engine).await {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(shard = self.id, error = %e, "could not start from a snapshot; replaying the whole log");
+                if let Err(e) = self.engine.reset(seed()) {
+                    tracing::error!(shard = self.id, error = %e, "could not instantiate a new engine");
+                    return;
+                }
+                0
+            }
+        };
+        self.replay_and_tail(api, name, after).await;
+    }
+}

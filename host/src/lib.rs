@@ -12,6 +12,7 @@ pub mod log_args;
 pub mod replay;
 pub mod server;
 pub mod shard;
+pub mod shutdown;
 pub mod snapshot;
 pub mod supervisor;
 pub mod tls;

@@ -212,6 +212,9 @@ fn main() -> anyhow::Result<()> {
     if let Command::Reshard(a) = cli.command {
         return memoria_host::cluster::reshard_cli::run(a);
     }
+    // Signals on a thread of their own, so a shard stuck in an engine call cannot keep the
+    // process from stopping.
+    *SHUTDOWN.lock().expect("not poisoned") = Some(memoria_host::shutdown::watch_signals(memoria_host::shutdown::grace())?);
     // One event loop thread, like redis-server: connections and the shard share it, so
     // handing a batch over costs no cross-thread wake-up.
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -545,16 +548,13 @@ fn tls_note(srv: &server::RunningServer) -> String {
     }
 }
 
+/// SIGTERM or SIGINT (watched on their own thread: see `memoria_host::shutdown`).
 async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
+    match SHUTDOWN.lock().ok().and_then(|mut r| r.take()) {
+        Some(r) => r.wait().await,
+        None => std::future::pending().await,
     }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
 }
+
+/// Set once in `main`, before the runtime starts.
+static SHUTDOWN: std::sync::Mutex<Option<memoria_host::shutdown::Requested>> = std::sync::Mutex::new(None);

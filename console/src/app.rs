@@ -745,7 +745,7 @@ fn chart(title: &str, values: Vec<f64>, unit: &str) -> impl IntoView {
     let last = values.last().copied();
     view! {
         <div class="chart">
-            <div>{format!("{title}: now {}, max {} {unit}", last.map(|v| format!("{v:.0}")).unwrap_or_else(|| "–".into()), format!("{max:.0}"))}</div>
+            <div>{format!("{title}: now {}, max {max:.0} {unit}", last.map(|v| format!("{v:.0}")).unwrap_or_else(|| "–".into()))}</div>
             <svg width=w.to_string() height=h.to_string() viewBox=format!("0 0 {w} {h}") role="img" aria-label=format!("{title} over the last {} seconds", values.len())>
                 <polyline points=points.join(" ")></polyline>
             </svg>

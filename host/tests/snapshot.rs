@@ -16,7 +16,7 @@ const SNAPSHOT_OPTS: MakeOptions = MakeOptions { chunk_bytes: 16 << 10, target: 
 
 fn published(made: Result<Made, SnapshotError>) -> memoria_host::snapshot::Manifest {
     match made.expect("snapshot") {
-        Made::Published(m) => m,
+        Made::Published(m) => *m,
         other => panic!("nothing published: {other:?}"),
     }
 }

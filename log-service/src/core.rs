@@ -70,11 +70,14 @@ struct Inner {
     /// checksum for an id is right forever; it only saves the lookup of `prev_id`.
     heads: Mutex<HashMap<String, Head>>,
     /// Per log, per reader name: the `after` of its newest read, and when.
-    readers: Mutex<HashMap<String, HashMap<String, (u64, Instant)>>>,
+    readers: Mutex<HashMap<String, ReaderMarks>>,
     /// What this service appended last, served to readers without the store.
     cache: TailCache,
     opts: CoreOptions,
 }
+
+/// One log's readers: per reader name, the `after` of its newest read, and when.
+type ReaderMarks = HashMap<String, (u64, Instant)>;
 
 /// Readers silent for this long are forgotten.
 const READER_TTL: Duration = Duration::from_secs(30);

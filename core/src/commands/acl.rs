@@ -79,7 +79,7 @@ pub fn deluser(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         args.extend(deleted.iter().copied());
         ctx.propagate(&args);
         // Redis closes the connections of a deleted user, this one after its reply.
-        if ctx.client.user != SUPERUSER && deleted.iter().any(|d| *d == me.as_slice()) {
+        if ctx.client.user != SUPERUSER && deleted.contains(&me.as_slice()) {
             ctx.close = true;
         }
     }

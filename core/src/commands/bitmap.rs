@@ -67,10 +67,10 @@ fn string_for_bits(ctx: &mut Ctx<'_>, key: &[u8], maxbit: u64) -> Option<bool> {
         let bytes = e.val.string_bytes().map(|b| b.into_owned()).unwrap_or_default();
         e.val = Value::Raw(bytes);
     }
-    if let Value::Raw(v) = &mut e.val {
-        if v.len() < need {
-            v.resize(need, 0);
-        }
+    if let Value::Raw(v) = &mut e.val
+        && v.len() < need
+    {
+        v.resize(need, 0);
     }
     Some(len < need)
 }
@@ -318,10 +318,10 @@ pub fn bitop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
     let srcs = &argv[3..];
     for k in srcs {
-        if let Some(e) = ctx.st.read(db, k, ctx.fx) {
-            if e.val.string_len().is_none() {
-                return ctx.reply.error(WRONGTYPE);
-            }
+        if let Some(e) = ctx.st.read(db, k, ctx.fx)
+            && e.val.string_len().is_none()
+        {
+            return ctx.reply.error(WRONGTYPE);
         }
     }
     let values: Vec<alloc::borrow::Cow<'_, [u8]>> =
@@ -538,10 +538,10 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], readonly_cmd: bool) {
     let key = argv[1];
     let mut dirty = false;
     if readonly {
-        if let Some(e) = ctx.st.read(db, key, ctx.fx) {
-            if e.val.string_len().is_none() {
-                return ctx.reply.error(WRONGTYPE);
-            }
+        if let Some(e) = ctx.st.read(db, key, ctx.fx)
+            && e.val.string_len().is_none()
+        {
+            return ctx.reply.error(WRONGTYPE);
         }
     } else {
         if readonly_cmd {

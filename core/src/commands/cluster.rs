@@ -109,8 +109,9 @@ pub fn shards(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     }
     let m = ctx.st.cluster.as_ref().unwrap();
     let ranges = m.ranges();
-    let rows: Vec<(Vec<(u16, u16)>, Vec<Node>)> =
-        m.shard_ids().into_iter().map(|s| (ranges.iter().filter(|r| r.2 == s).map(|r| (r.0, r.1)).collect(), shard_nodes(m, s))).collect();
+    // Per shard: its slot ranges and its nodes.
+    type Row = (Vec<(u16, u16)>, Vec<Node>);
+    let rows: Vec<Row> = m.shard_ids().into_iter().map(|s| (ranges.iter().filter(|r| r.2 == s).map(|r| (r.0, r.1)).collect(), shard_nodes(m, s))).collect();
     ctx.reply.array(rows.len());
     for (r, n) in rows {
         ctx.reply.map(2);

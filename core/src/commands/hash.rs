@@ -63,12 +63,12 @@ fn after_write(ctx: &mut Ctx<'_>, key: &[u8], changed: bool) {
     if changed {
         ctx.st.touch_watched(db, key);
     }
-    if let Some(e) = ctx.st.dbs[db].keys.get_mut(key) {
-        if let Value::Hash(h) = &mut e.val {
-            h.maybe_convert(entries, value, seed);
-            if h.is_empty() {
-                ctx.st.dbs[db].remove(key);
-            }
+    if let Some(e) = ctx.st.dbs[db].keys.get_mut(key)
+        && let Value::Hash(h) = &mut e.val
+    {
+        h.maybe_convert(entries, value, seed);
+        if h.is_empty() {
+            ctx.st.dbs[db].remove(key);
         }
     }
 }

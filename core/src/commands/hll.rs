@@ -97,7 +97,7 @@ pub fn pfadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         match add(s, ele, max_bytes) {
             Ok(true) => updated += 1,
             Ok(false) => {}
-            Err(()) => {
+            Err(InvalidHll) => {
                 // Redis answers the error but keeps what the earlier elements changed, and
                 // replicates nothing; replaying PFADD would fail the same way, so the
                 // replicas get the resulting bytes instead.
@@ -148,7 +148,7 @@ pub fn pfcount(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     // A replica serving reads leaves its data to the log: the primary's PFCOUNT effect
     // stores the same value there.
-    let writable = !(ctx.st.replica_mode && !ctx.st.applying);
+    let writable = !ctx.st.replica_mode || ctx.st.applying;
     if writable {
         // Redis unshares the value first, whatever the cache says: it becomes raw.
         raw_mut(ctx, key);
@@ -160,7 +160,7 @@ pub fn pfcount(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let card = match histogram(s) {
         Ok(h) => estimate(&h),
-        Err(()) => return ctx.reply.error(INVALID_HLL),
+        Err(InvalidHll) => return ctx.reply.error(INVALID_HLL),
     };
     if writable {
         let s = raw_mut(ctx, key);

@@ -74,7 +74,7 @@ fn expire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], basetime: i64, seconds: boo
     let Some(mut when) = ctx.int_arg(argv[2]) else { return };
     let bad = format!("ERR invalid expire time in '{}' command", name);
     if seconds {
-        if when > i64::MAX / 1000 || when < i64::MIN / 1000 {
+        if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
             return ctx.err(&bad);
         }
         when *= 1000;
@@ -255,10 +255,10 @@ pub fn scan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     }
     keys.retain(|k| {
-        if let Some(p) = o.pattern {
-            if !glob_match(p, k, false) {
-                return false;
-            }
+        if let Some(p) = o.pattern
+            && !glob_match(p, k, false)
+        {
+            return false;
         }
         if ctx.st.expire_if_needed(db, k, ctx.fx) {
             return false;

@@ -71,7 +71,7 @@ fn list_mut<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> &'c mut ListValue {
     let db = ctx.db();
     if !ctx.st.dbs[db].keys.contains_key(key) {
         let lru = ctx.st.lru_clock();
-        ctx.st.dbs[db].add(key, Value::List(alloc::boxed::Box::new(ListValue::new())), lru);
+        ctx.st.dbs[db].add(key, Value::List(alloc::boxed::Box::default()), lru);
     }
     match &mut ctx.st.dbs[db].keys.get_mut(key).unwrap().val {
         Value::List(l) => l,
@@ -459,10 +459,10 @@ pub fn lpos(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// lmoveGenericCommand after the lookup): checks the destination, moves, replies.
 fn lmove_known(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from: End, to: End) {
     let db = ctx.db();
-    if let Some(e) = ctx.st.write(db, dst, ctx.fx) {
-        if !matches!(e.val, Value::List(_)) {
-            return ctx.reply.error(WRONGTYPE);
-        }
+    if let Some(e) = ctx.st.write(db, dst, ctx.fx)
+        && !matches!(e.val, Value::List(_))
+    {
+        return ctx.reply.error(WRONGTYPE);
     }
     let fill = list_fill(ctx);
     let v = match ctx.st.dbs[db].keys.get_mut(src).map(|e| &mut e.val) {

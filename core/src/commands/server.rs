@@ -269,7 +269,7 @@ pub fn config_get(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn config_set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if (argv.len() - 2) % 2 != 0 {
+    if !(argv.len() - 2).is_multiple_of(2) {
         return ctx.err("ERR wrong number of arguments for 'config|set' command");
     }
     let mut pairs: Vec<(&[u8], &[u8])> = argv[2..].chunks(2).map(|p| (p[0], p[1])).collect();

@@ -434,18 +434,19 @@ fn sunion_diff_generic(ctx: &mut Ctx<'_>, keys: &[&[u8]], dst: Option<&[u8]>, op
     let mut sets = sources(ctx.st, db, keys);
     let same = sets[0].is_some_and(|a| sets[1..].iter().any(|b| b.is_some_and(|b| core::ptr::eq(a, b))));
     let mut algo_one = true;
-    if op == Op::Diff && !same {
-        if let Some(first) = sets[0] {
-            let (mut one, mut two) = (0u64, 0u64);
-            for s in sets.iter().flatten() {
-                one += first.len() as u64;
-                two += s.len() as u64;
-            }
-            algo_one = one / 2 <= two;
-            if algo_one && sets.len() > 1 {
-                // Largest first among the subtracted sets (stable, as glibc's merge sort).
-                sets[1..].sort_by(|a, b| b.map_or(0, |s| s.len()).cmp(&a.map_or(0, |s| s.len())));
-            }
+    if op == Op::Diff
+        && !same
+        && let Some(first) = sets[0]
+    {
+        let (mut one, mut two) = (0u64, 0u64);
+        for s in sets.iter().flatten() {
+            one += first.len() as u64;
+            two += s.len() as u64;
+        }
+        algo_one = one / 2 <= two;
+        if algo_one && sets.len() > 1 {
+            // Largest first among the subtracted sets (stable, as glibc's merge sort).
+            sets[1..].sort_by(|a, b| b.map_or(0, |s| s.len()).cmp(&a.map_or(0, |s| s.len())));
         }
     }
     let mut result = SetValue::new_intset();

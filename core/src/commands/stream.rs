@@ -295,10 +295,10 @@ pub fn xadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if argv.len() < field_pos + 2 || (argv.len() - field_pos) % 2 == 1 {
         return ctx.err("ERR wrong number of arguments for 'xadd' command");
     }
-    if let Some((id, true)) = p.id {
-        if id.is_zero() {
-            return ctx.err("ERR The ID specified in XADD must be greater than 0-0");
-        }
+    if let Some((id, true)) = p.id
+        && id.is_zero()
+    {
+        return ctx.err("ERR The ID specified in XADD must be greater than 0-0");
     }
     let key = argv[1];
     let db = ctx.db();
@@ -308,7 +308,7 @@ pub fn xadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         Ok(false) if p.no_mkstream => return ctx.reply.null(),
         Ok(false) => {
             let lru = ctx.lru();
-            ctx.st.dbs[db].add(key, Value::Stream(alloc::boxed::Box::new(Stream::new())), lru);
+            ctx.st.dbs[db].add(key, Value::Stream(alloc::boxed::Box::default()), lru);
         }
     }
     let now = ctx.st.now_ms.max(0) as u64;
@@ -533,8 +533,17 @@ fn serve_history(ctx: &mut Ctx<'_>, body: &mut Reply, key: &[u8], group: &[u8], 
     }
 }
 
+/// What XREADGROUP serves a group from one stream: the entries after `start`, at most
+/// `count` of them (0: all), with NOACK or not.
+struct NewEntries {
+    start: StreamId,
+    count: usize,
+    noack: bool,
+}
+
 /// Serves new entries after `start` to a group (streamReplyWithRange with a group).
-fn serve_group_new(ctx: &mut Ctx<'_>, body: &mut Reply, key: &[u8], group: &[u8], consumer: &alloc::rc::Rc<[u8]>, start: StreamId, count: usize, noack: bool) {
+fn serve_group_new(ctx: &mut Ctx<'_>, body: &mut Reply, key: &[u8], group: &[u8], consumer: &alloc::rc::Rc<[u8]>, read: NewEntries) {
+    let NewEntries { start, count, noack } = read;
     let db = ctx.db();
     let now = ctx.st.now_ms;
     let s = get_mut(ctx.st, db, key);
@@ -559,10 +568,10 @@ fn serve_group_new(ctx: &mut Ctx<'_>, body: &mut Reply, key: &[u8], group: &[u8]
             continue;
         }
         let g = group_of(s, group);
-        if let Some(old) = g.pel.get(id).map(|n| n.consumer.clone()) {
-            if let Some(c) = g.consumers.get_mut(&*old) {
-                c.pel.remove(id);
-            }
+        if let Some(old) = g.pel.get(id).map(|n| n.consumer.clone())
+            && let Some(c) = g.consumers.get_mut(&*old)
+        {
+            c.pel.remove(id);
         }
         g.pel.insert(*id, Nack { delivery_time: now, delivery_count: 1, consumer: consumer.clone() });
         if let Some(c) = g.consumers.get_mut(&**consumer) {
@@ -654,10 +663,10 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
             }
             return ctx.block(keys, 0);
         }
-        if let Some((gname, _)) = group {
-            if !get(ctx.st, db, ready).groups.contains_key(gname) {
-                return ctx.err("NOGROUP the consumer group this client was blocked on no longer exists");
-            }
+        if let Some((gname, _)) = group
+            && !get(ctx.st, db, ready).groups.contains_key(gname)
+        {
+            return ctx.err("NOGROUP the consumer group this client was blocked on no longer exists");
         }
     }
     let mut ids = Vec::with_capacity(streams_count);
@@ -668,10 +677,10 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
             continue;
         }
         let Ok(exists) = lookup(ctx, key, false) else { return };
-        if let Some((gname, _)) = group {
-            if !exists || !get(ctx.st, db, key).groups.contains_key(gname) {
-                return err_fmt(ctx, &[b"NOGROUP No such key '", cs(key), b"' or consumer group '", cs(gname), b"' in XREADGROUP with GROUP option"]);
-            }
+        if let Some((gname, _)) = group
+            && (!exists || !get(ctx.st, db, key).groups.contains_key(gname))
+        {
+            return err_fmt(ctx, &[b"NOGROUP No such key '", cs(key), b"' or consumer group '", cs(gname), b"' in XREADGROUP with GROUP option"]);
         }
         if idarg == b"$" {
             if xreadgroup {
@@ -741,7 +750,7 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
                 if history {
                     serve_history(ctx, &mut body, key, gname, cname, start, count);
                 } else {
-                    serve_group_new(ctx, &mut body, key, gname, &consumer, start, count, noack);
+                    serve_group_new(ctx, &mut body, key, gname, &consumer, NewEntries { start, count, noack });
                 }
             }
             None => {
@@ -855,7 +864,7 @@ pub fn xgroup_create(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     };
     if !exists {
         let lru = ctx.lru();
-        ctx.st.dbs[db].add(argv[2], Value::Stream(alloc::boxed::Box::new(Stream::new())), lru);
+        ctx.st.dbs[db].add(argv[2], Value::Stream(alloc::boxed::Box::default()), lru);
         ctx.st.touch_watched(db, argv[2]);
         ctx.dirty += 1;
     }
@@ -1117,6 +1126,14 @@ pub fn xpending(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 // ---------- XCLAIM / XAUTOCLAIM ----------
 
+/// How a claim updates the nack: its delivery time, and its delivery count set to
+/// `retrycount` when that is not negative, else incremented unless JUSTID.
+struct ClaimNack {
+    time: i64,
+    retrycount: i64,
+    justid: bool,
+}
+
 /// Gives a pending entry to `consumer` (creating the consumer on first use, as Redis 7.0
 /// does lazily) and returns the nack's (time, count) for its effect.
 fn claim_one(
@@ -1126,10 +1143,9 @@ fn claim_one(
     cname: &[u8],
     consumer: &mut Option<alloc::rc::Rc<[u8]>>,
     id: StreamId,
-    time: i64,
-    retrycount: i64,
-    justid: bool,
+    how: ClaimNack,
 ) -> (i64, u64) {
+    let ClaimNack { time, retrycount, justid } = how;
     if consumer.is_none() {
         let db = ctx.db();
         let now = ctx.st.now_ms;
@@ -1156,10 +1172,10 @@ fn claim_one(
         nack.delivery_count += 1;
     }
     let out = (nack.delivery_time, nack.delivery_count);
-    if *old != *me {
-        if let Some(c) = g.consumers.get_mut(&*old) {
-            c.pel.remove(&id);
-        }
+    if *old != *me
+        && let Some(c) = g.consumers.get_mut(&*old)
+    {
+        c.pel.remove(&id);
     }
     if let Some(c) = g.consumers.get_mut(&*me) {
         c.pel.insert(id);
@@ -1278,7 +1294,7 @@ pub fn xclaim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         if !fresh && minidle != 0 && now.wrapping_sub(nack.delivery_time) < minidle {
             continue;
         }
-        let nack = claim_one(ctx, key, gname, cname, &mut consumer, id, deliverytime, retrycount, justid);
+        let nack = claim_one(ctx, key, gname, cname, &mut consumer, id, ClaimNack { time: deliverytime, retrycount, justid });
         reply_claimed(ctx, &mut body, key, id, justid);
         n += 1;
         let last = group_of(get_mut(ctx.st, db, key), gname).last_id;
@@ -1360,7 +1376,7 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         if minidle != 0 && now.wrapping_sub(dt) < minidle {
             continue;
         }
-        let nack = claim_one(ctx, key, gname, cname, &mut consumer, id, now, -1, justid);
+        let nack = claim_one(ctx, key, gname, cname, &mut consumer, id, ClaimNack { time: now, retrycount: -1, justid });
         reply_claimed(ctx, &mut body, key, id, justid);
         claimed += 1;
         count -= 1;

@@ -286,7 +286,7 @@ pub fn mget(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn mset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return ctx.err("ERR wrong number of arguments for 'mset' command");
     }
     let db = ctx.db();
@@ -299,7 +299,7 @@ pub fn mset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn msetnx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if argv.len() % 2 == 0 {
+    if argv.len().is_multiple_of(2) {
         return ctx.err("ERR wrong number of arguments for 'msetnx' command");
     }
     let db = ctx.db();

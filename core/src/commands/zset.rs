@@ -138,7 +138,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], incr_cmd: bool) {
     if f.nx && f.xx {
         return ctx.err("ERR XX and NX options at the same time are not compatible");
     }
-    if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+    if [f.gt, f.lt, f.nx].into_iter().filter(|&on| on).count() > 1 {
         return ctx.err("ERR GT, LT, and/or NX options at the same time are not compatible");
     }
     if f.incr && elements > 1 {
@@ -1098,7 +1098,7 @@ pub fn zrandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         _ => return ctx.syntax_error(),
     };
     // Redis refuses counts whose doubled reply length would overflow.
-    if withscores && (l < -(i64::MAX / 2) || l > i64::MAX / 2) {
+    if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
         return ctx.err("ERR value is out of range");
     }
     // A negative count repeats picks: a huge one is refused rather than building a reply

@@ -58,10 +58,10 @@ impl Engine {
     }
 
     fn slot_of(&mut self, id: u64) -> usize {
-        if let Some((last, s)) = self.last_slot {
-            if last == id {
-                return s;
-            }
+        if let Some((last, s)) = self.last_slot
+            && last == id
+        {
+            return s;
         }
         if let Some(&s) = self.client_slots.get(&id) {
             self.last_slot = Some((id, s));
@@ -474,7 +474,7 @@ impl Engine {
         let mut n = 0;
         let mut result = Ok(());
         let mut args = Vec::new();
-        while let Some(fx) = reader.next() {
+        for fx in reader.by_ref() {
             if fx.db as usize >= NUM_DBS {
                 result = Err(ApplyError::BadDb(fx.db));
                 break;

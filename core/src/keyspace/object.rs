@@ -71,10 +71,10 @@ impl Kind {
 impl Value {
     /// Builds a string value the way SET does (`tryObjectEncoding`).
     pub fn from_bytes(b: &[u8]) -> Value {
-        if b.len() <= 20 {
-            if let Some(i) = crate::util::parse_i64(b) {
-                return Value::Int(i);
-            }
+        if b.len() <= 20
+            && let Some(i) = crate::util::parse_i64(b)
+        {
+            return Value::Int(i);
         }
         Value::Str(b.into())
     }

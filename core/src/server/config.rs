@@ -137,7 +137,7 @@ impl OutputLimits {
     /// before any is applied; classes not named keep their limits).
     pub fn update(&mut self, value: &str) -> Result<(), &'static str> {
         let args: Vec<&str> = value.split_ascii_whitespace().collect();
-        if args.len() % 4 != 0 {
+        if !args.len().is_multiple_of(4) {
             return Err("Wrong number of arguments in buffer limit configuration.");
         }
         let mut next = *self;

@@ -26,10 +26,10 @@ fn unknown_command(argv: &[&[u8]]) -> String {
 }
 
 fn reject(ctx: &mut Ctx<'_>, msg: &str) {
-    if let Some(m) = ctx.client.multi.as_mut() {
-        if !ctx.in_exec {
-            m.aborted = true;
-        }
+    if let Some(m) = ctx.client.multi.as_mut()
+        && !ctx.in_exec
+    {
+        m.aborted = true;
     }
     ctx.err(msg);
 }
@@ -166,6 +166,6 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if ctx.dirty > 0 && !ctx.custom_fx && cmd.is_write() && !ctx.st.applying {
         emit(ctx.fx, ctx.client.db, argv);
     }
-    ctx.dirty = saved_dirty + ctx.dirty;
+    ctx.dirty += saved_dirty;
     ctx.custom_fx = saved_custom;
 }

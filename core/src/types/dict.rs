@@ -429,7 +429,7 @@ mod tests {
                         let v = rng.next_u64();
                         assert_eq!(d.insert(k.as_bytes(), v), model.insert(k.clone(), v));
                     }
-                    0 | 1 | 2 => assert_eq!(d.remove(k.as_bytes()).map(|(_, v)| v), model.remove(&k)),
+                    0..=2 => assert_eq!(d.remove(k.as_bytes()).map(|(_, v)| v), model.remove(&k)),
                     _ => {
                         assert_eq!(d.get(k.as_bytes()), model.get(&k));
                         if d.is_rehashing() {

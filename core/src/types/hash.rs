@@ -6,8 +6,11 @@ use crate::types::dict::Dict;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
+/// A field and its value.
+pub type Pair = (Box<[u8]>, Box<[u8]>);
+
 pub enum HashValue {
-    Listpack(Vec<(Box<[u8]>, Box<[u8]>)>),
+    Listpack(Vec<Pair>),
     Table(Dict<Box<[u8]>>),
 }
 

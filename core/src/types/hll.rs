@@ -14,10 +14,15 @@ pub const SPARSE: u8 = 1;
 const VAL_MAX_VALUE: u8 = 32;
 const VAL_MAX_LEN: usize = 4;
 const ZERO_MAX_LEN: usize = 64;
-const ALPHA_INF: f64 = 0.721347520444481703680;
+const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
 
 pub const INVALID_HLL: &[u8] = b"INVALIDOBJ Corrupted HLL object detected";
 pub const NOT_HLL: &[u8] = b"WRONGTYPE Key is not a valid HyperLogLog string value.";
+
+/// A corrupt HLL: an unknown encoding, or sparse runs that do not cover exactly the
+/// registers. Commands answer it with [`INVALID_HLL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidHll;
 
 /// MurmurHash2, 64-bit version (Redis's endian-neutral variant).
 pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
@@ -135,7 +140,7 @@ fn push_zeros(seq: &mut Vec<u8>, len: usize) {
 
 /// Walks a sparse body, calling `run(first_register, len, value)` for every opcode.
 /// Err if the runs do not cover exactly the 16384 registers.
-fn sparse_runs<F: FnMut(usize, usize, u8)>(body: &[u8], mut run: F) -> Result<(), ()> {
+fn sparse_runs<F: FnMut(usize, usize, u8)>(body: &[u8], mut run: F) -> Result<(), InvalidHll> {
     let mut idx = 0usize;
     let mut p = 0;
     while p < body.len() {
@@ -148,13 +153,13 @@ fn sparse_runs<F: FnMut(usize, usize, u8)>(body: &[u8], mut run: F) -> Result<()
             (val_len(op), val_value(op), 1)
         };
         if idx + len > REGISTERS {
-            return Err(());
+            return Err(InvalidHll);
         }
         run(idx, len, value);
         idx += len;
         p += step;
     }
-    if idx == REGISTERS { Ok(()) } else { Err(()) }
+    if idx == REGISTERS { Ok(()) } else { Err(InvalidHll) }
 }
 
 /// A new, empty HLL: sparse, one XZERO opcode, cached cardinality 0.
@@ -169,7 +174,7 @@ pub fn create() -> Vec<u8> {
 
 /// Redis's `hllSparseToDense` (a no-op on a dense HLL). The header, cached cardinality
 /// included, is kept.
-pub fn sparse_to_dense(s: &mut Vec<u8>) -> Result<(), ()> {
+pub fn sparse_to_dense(s: &mut Vec<u8>) -> Result<(), InvalidHll> {
     if s[4] == DENSE {
         return Ok(());
     }
@@ -195,7 +200,7 @@ pub fn invalidate_cache(s: &mut [u8]) {
 /// Redis's `hllSparseSet`: raises register `index` to `count` in place, splitting the
 /// opcode that covers it and merging equal neighbours afterwards, exactly as Redis does
 /// (so the bytes match); turns dense when needed. Ok(changed), Err if corrupt.
-pub fn sparse_set(s: &mut Vec<u8>, index: usize, count: u8, max_bytes: usize) -> Result<bool, ()> {
+pub fn sparse_set(s: &mut Vec<u8>, index: usize, count: u8, max_bytes: usize) -> Result<bool, InvalidHll> {
     if count > VAL_MAX_VALUE {
         return promote(s, index, count);
     }
@@ -223,7 +228,7 @@ pub fn sparse_set(s: &mut Vec<u8>, index: usize, count: u8, max_bytes: usize) ->
         first += span;
     }
     if span == 0 || p >= end {
-        return Err(());
+        return Err(InvalidHll);
     }
     let op = s[p];
     let runlen = if is_zero(op) {
@@ -312,7 +317,7 @@ pub fn sparse_set(s: &mut Vec<u8>, index: usize, count: u8, max_bytes: usize) ->
     Ok(true)
 }
 
-fn promote(s: &mut Vec<u8>, index: usize, count: u8) -> Result<bool, ()> {
+fn promote(s: &mut Vec<u8>, index: usize, count: u8) -> Result<bool, InvalidHll> {
     sparse_to_dense(s)?;
     // Promotion only happens for a register that grows, so this always changes it.
     dense_set(&mut s[HDR..], index, count);
@@ -320,17 +325,17 @@ fn promote(s: &mut Vec<u8>, index: usize, count: u8) -> Result<bool, ()> {
 }
 
 /// Adds one element. Ok(changed), Err if the representation is corrupt.
-pub fn add(s: &mut Vec<u8>, ele: &[u8], max_bytes: usize) -> Result<bool, ()> {
+pub fn add(s: &mut Vec<u8>, ele: &[u8], max_bytes: usize) -> Result<bool, InvalidHll> {
     let (index, count) = pat_len(ele);
     match s[4] {
         DENSE => Ok(dense_set(&mut s[HDR..], index, count)),
         SPARSE => sparse_set(s, index, count, max_bytes),
-        _ => Err(()),
+        _ => Err(InvalidHll),
     }
 }
 
 /// Register histogram of a valid HLL; Err if a sparse body is corrupt.
-pub fn histogram(s: &[u8]) -> Result<[u32; 64], ()> {
+pub fn histogram(s: &[u8]) -> Result<[u32; 64], InvalidHll> {
     let mut h = [0u32; 64];
     if s[4] == DENSE {
         let regs = &s[HDR..];
@@ -396,7 +401,7 @@ pub fn estimate(h: &[u32; 64]) -> u64 {
 }
 
 /// Max-merges a valid HLL into `max` (one byte per register). Err if corrupt.
-pub fn merge(max: &mut [u8], s: &[u8]) -> Result<(), ()> {
+pub fn merge(max: &mut [u8], s: &[u8]) -> Result<(), InvalidHll> {
     if s[4] == DENSE {
         let regs = &s[HDR..];
         for (i, m) in max.iter_mut().enumerate() {

@@ -250,10 +250,10 @@ pub mod lp {
 
     /// lpAppend of a string: stored as an integer when it is one (string2ll rules).
     pub fn push_str(out: &mut Vec<u8>, s: &[u8]) {
-        if s.len() <= 20 {
-            if let Some(v) = crate::util::parse_i64(s) {
-                return push_int(out, v);
-            }
+        if s.len() <= 20
+            && let Some(v) = crate::util::parse_i64(s)
+        {
+            return push_int(out, v);
         }
         let len = s.len();
         let head = if len < 64 {
@@ -1027,10 +1027,10 @@ impl Stream {
     /// layout; returns its (live, deleted) entry counts.
     pub fn load_node(&mut self, master: StreamId, lp: Vec<u8>) -> Result<(u64, u64), &'static str> {
         let (live, deleted) = validate_node(&lp, master)?;
-        if let Some((last, _)) = self.nodes.iter().next_back() {
-            if *last >= master {
-                return Err("stream nodes out of order");
-            }
+        if let Some((last, _)) = self.nodes.iter().next_back()
+            && *last >= master
+        {
+            return Err("stream nodes out of order");
         }
         self.nodes.insert(master, lp);
         Ok((live, deleted))

@@ -104,6 +104,10 @@ impl Listpack {
         self.n as usize
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
     fn entry_at(&self, pos: usize) -> LpEntry {
         let (ml, p) = get_varint(&self.buf, pos);
         let m = (p, p + ml as usize);
@@ -374,10 +378,10 @@ impl ZsetValue {
                 if f.xx {
                     return AddOut::Nop;
                 }
-                if let ZsetValue::Listpack(l) = self {
-                    if l.len() + 1 > lim.entries || member.len() > lim.value {
-                        self.to_skiplist(lim.seed);
-                    }
+                if let ZsetValue::Listpack(l) = self
+                    && (l.len() + 1 > lim.entries || member.len() > lim.value)
+                {
+                    self.to_skiplist(lim.seed);
                 }
                 match self {
                     ZsetValue::Listpack(l) => l.insert(member, score),
@@ -490,6 +494,10 @@ impl<'a> View<'a> {
             View::Lp(v) => v.len(),
             View::Sl(s) => s.len(),
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// How many leading elements satisfy the monotone predicate `before`.

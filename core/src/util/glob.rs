@@ -110,7 +110,7 @@ fn next_start(pattern: &[u8], after: usize, string: &[u8], from: usize, nocase: 
     match literal {
         None => Some(from),
         Some(c) if !nocase => rest.iter().position(|&b| b == c).map(|i| from + i),
-        Some(c) => rest.iter().position(|&b| b.to_ascii_lowercase() == c.to_ascii_lowercase()).map(|i| from + i),
+        Some(c) => rest.iter().position(|&b| b.eq_ignore_ascii_case(&c)).map(|i| from + i),
     }
 }
 

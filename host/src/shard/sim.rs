@@ -349,8 +349,7 @@ impl World {
             let Some(at) = self.clients.iter().position(|c| c.id == id) else { panic!("reply for unknown client {id}") };
             self.clients[at].buf.extend_from_slice(&m.data);
             let mut answered = 0;
-            loop {
-                let Some((reply, n)) = parse_reply(&self.clients[at].buf) else { break };
+            while let Some((reply, n)) = parse_reply(&self.clients[at].buf) {
                 self.clients[at].buf.drain(..n);
                 let cmd = self.clients[at].sent.pop_front().unwrap_or_else(|| panic!("client {id}: a reply for no command: {reply:?}"));
                 self.check(&cmd, &reply);

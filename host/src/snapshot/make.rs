@@ -34,7 +34,7 @@ impl Default for MakeOptions {
 #[derive(Debug)]
 pub enum Made {
     /// A new snapshot was verified and published.
-    Published(Manifest),
+    Published(Box<Manifest>),
     /// The newest snapshot already covers the target.
     UpToDate { last_id: u64 },
 }
@@ -242,7 +242,7 @@ pub async fn make_warm(
     metrics::gauge!("memoria_snapshot_last_id").set(target as f64);
     metrics::gauge!("memoria_snapshot_data_bytes").set(m.data_bytes as f64);
     tracing::info!(log, snapshot = %m.name, last_id = target, keys, bytes = m.data_bytes, chunks = m.chunks.len(), replayed = v.entries, marks = v.marks, ms = m.took_ms, "snapshot published");
-    Ok(Made::Published(m))
+    Ok(Made::Published(Box::new(m)))
 }
 
 /// The engine to replay onto and the snapshot it holds: `warm` when what it holds is still
@@ -258,10 +258,12 @@ async fn base_engine(
 ) -> Result<(ShardEngine, Option<Manifest>, bool), SnapshotError> {
     if let Some(w) = warm {
         let newest = store.manifests(log).await?.into_iter().find_map(|l| l.manifest.ok());
-        if let Some(m) = newest {
-            if m.name == w.name && m.checksum == w.checksum && restore::check_against_log(api, &m).await.is_ok() {
-                return Ok((w.engine, Some(m), true));
-            }
+        if let Some(m) = newest
+            && m.name == w.name
+            && m.checksum == w.checksum
+            && restore::check_against_log(api, &m).await.is_ok()
+        {
+            return Ok((w.engine, Some(m), true));
         }
         tracing::info!(log, kept = %w.name, "snapshot: the kept engine is no longer the newest snapshot; restoring");
         drop(w); // one engine at a time

@@ -236,11 +236,11 @@ impl Acl {
     /// Inserts or replaces a user (by name), keeping the slot (and so the clients
     /// authenticated as it) of an existing one.
     pub fn put(&mut self, user: User) {
-        if let Some(&slot) = self.names.get(&user.name) {
-            if let Some((_, u)) = self.slots[slot as usize].as_mut() {
-                *u = user;
-                return;
-            }
+        if let Some(&slot) = self.names.get(&user.name)
+            && let Some((_, u)) = self.slots[slot as usize].as_mut()
+        {
+            *u = user;
+            return;
         }
         let generation = self.next_gen;
         self.next_gen = self.next_gen.wrapping_add(1).max(1);

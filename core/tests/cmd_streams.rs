@@ -28,7 +28,7 @@ fn entries(es: &[(&str, &[&str])]) -> String {
 /// Reads one field of a flat `XINFO STREAM` reply.
 fn info_field(h: &mut H, key: &str, field: &str) -> String {
     let r = h.c(&format!("XINFO STREAM {key}"));
-    let needle = format!("{}", bulk(field));
+    let needle = bulk(field).to_string();
     let at = r.find(&needle).unwrap_or_else(|| panic!("{field} in {r:?}")) + needle.len();
     r[at..].split("\r\n").next().unwrap().to_string()
 }

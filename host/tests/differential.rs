@@ -185,10 +185,10 @@ fn normalize(cmd: &[Vec<u8>], mut v: V) -> V {
         "hgetall" => sort_pairs(&mut v),
         "config" => sort_pairs(&mut v),
         "scan" | "hscan" | "sscan" => {
-            if let V::Arr(Some(items)) = &mut v {
-                if items.len() == 2 {
-                    if name == "hscan" { sort_pairs(&mut items[1]) } else { sort_flat(&mut items[1]) }
-                }
+            if let V::Arr(Some(items)) = &mut v
+                && items.len() == 2
+            {
+                if name == "hscan" { sort_pairs(&mut items[1]) } else { sort_flat(&mut items[1]) }
             }
         }
         "object" if cmd.get(1).is_some_and(|s| s.eq_ignore_ascii_case(b"refcount")) => {
@@ -229,10 +229,10 @@ fn normalize(cmd: &[Vec<u8>], mut v: V) -> V {
         // HELLO's reply carries the connection id.
         "hello" => v = V::Simple(b"<hello>".to_vec()),
         "zscan" => {
-            if let V::Arr(Some(items)) = &mut v {
-                if items.len() == 2 {
-                    sort_pairs(&mut items[1])
-                }
+            if let V::Arr(Some(items)) = &mut v
+                && items.len() == 2
+            {
+                sort_pairs(&mut items[1])
             }
         }
         "xadd" if cmd.get(1).is_some_and(|k| k == b"sauto") => {
@@ -250,12 +250,11 @@ fn normalize(cmd: &[Vec<u8>], mut v: V) -> V {
         "xpending" => {
             if let V::Arr(Some(items)) = &mut v {
                 for it in items.iter_mut() {
-                    if let V::Arr(Some(e)) = it {
-                        if e.len() == 4 {
-                            if let V::Int(n) = e[2] {
-                                e[2] = V::Simple(idle_class(n).into());
-                            }
-                        }
+                    if let V::Arr(Some(e)) = it
+                        && e.len() == 4
+                        && let V::Int(n) = e[2]
+                    {
+                        e[2] = V::Simple(idle_class(n).into());
                     }
                 }
             }
@@ -1392,11 +1391,13 @@ fn normalize_pubsub(cmd: &[Vec<u8>], mut got: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         got[0] = b"<hello reply>".to_vec();
     }
     // CHANNELS and SHARDCHANNELS list names in each server's dict order (Redis: seeded hash).
-    if name == "pubsub" && (sub == "channels" || sub == "shardchannels") && got.len() == 1 {
-        if let Some((k, mut items)) = flat_items(&got[0]) {
-            items.sort();
-            got[0] = format!("{}{:?}", k as char, items).into_bytes();
-        }
+    if name == "pubsub"
+        && (sub == "channels" || sub == "shardchannels")
+        && got.len() == 1
+        && let Some((k, mut items)) = flat_items(&got[0])
+    {
+        items.sort();
+        got[0] = format!("{}{:?}", k as char, items).into_bytes();
     }
     // Unsubscribing from everything: Redis walks its dict; compare the set of names.
     if (name == "unsubscribe" || name == "punsubscribe" || name == "sunsubscribe") && cmd.len() == 1 {

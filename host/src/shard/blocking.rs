@@ -102,10 +102,10 @@ impl Blocking {
     /// The client disconnected: nothing of it stays behind.
     pub fn forget(&mut self, id: u64) {
         self.eof.remove(&id);
-        if let Some(p) = self.parked.remove(&id) {
-            if p.deadline != 0 {
-                self.deadlines.remove(&(p.deadline, id));
-            }
+        if let Some(p) = self.parked.remove(&id)
+            && p.deadline != 0
+        {
+            self.deadlines.remove(&(p.deadline, id));
         }
         if !self.resubmit.is_empty() {
             let mut kept = BatchWriter::new();

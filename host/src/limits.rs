@@ -56,6 +56,8 @@ pub struct HostLimits {
     maxclients: AtomicU64,
     timeout_s: AtomicU64,
     partial_timeout_s: AtomicU64,
+    /// `engine-call-timeout`: the watchdog's limit on one engine call, in ms (0: none).
+    engine_call_ms: AtomicU64,
     query_buffer: AtomicUsize,
     max_bulk_len: AtomicUsize,
     normal: ClassLimit,
@@ -96,6 +98,7 @@ impl HostLimits {
             maxclients: AtomicU64::new(0),
             timeout_s: AtomicU64::new(0),
             partial_timeout_s: AtomicU64::new(0),
+            engine_call_ms: AtomicU64::new(0),
             query_buffer: AtomicUsize::new(0),
             max_bulk_len: AtomicUsize::new(0),
             normal: ClassLimit::default(),
@@ -121,6 +124,11 @@ impl HostLimits {
         Ok(Arc::new(h))
     }
 
+    /// The watchdog's limit on one engine call (`engine-call-timeout`; 0: none).
+    pub fn engine_call_ms(&self) -> u64 {
+        self.engine_call_ms.load(Relaxed)
+    }
+
     /// Takes `name value` lines (the engine's REC_CONFIG output).
     pub fn apply(&self, lines: &str) {
         for line in lines.lines() {
@@ -130,6 +138,7 @@ impl HostLimits {
                 "maxclients" => self.maxclients.store(n(), Relaxed),
                 "timeout" => self.timeout_s.store(n(), Relaxed),
                 "partial-request-timeout" => self.partial_timeout_s.store(n(), Relaxed),
+                "engine-call-timeout" => self.engine_call_ms.store(n(), Relaxed),
                 "client-query-buffer-limit" => self.query_buffer.store(n() as usize, Relaxed),
                 "proto-max-bulk-len" => self.max_bulk_len.store(n() as usize, Relaxed),
                 "client-output-buffer-limit" => {
@@ -148,10 +157,11 @@ impl HostLimits {
     /// `name value` lines for a (new) engine instance: the current values.
     pub fn lines(&self) -> String {
         let mut t = format!(
-            "maxclients {}\ntimeout {}\npartial-request-timeout {}\nclient-query-buffer-limit {}\nproto-max-bulk-len {}\n",
+            "maxclients {}\ntimeout {}\npartial-request-timeout {}\nengine-call-timeout {}\nclient-query-buffer-limit {}\nproto-max-bulk-len {}\n",
             self.maxclients.load(Relaxed),
             self.timeout_s.load(Relaxed),
             self.partial_timeout_s.load(Relaxed),
+            self.engine_call_ms.load(Relaxed),
             self.query_buffer.load(Relaxed),
             self.max_bulk_len.load(Relaxed),
         );

@@ -47,6 +47,10 @@ struct NodeArgs {
     /// for this many seconds (0: never).
     #[arg(long, default_value_t = 30)]
     partial_request_timeout: u64,
+    /// The watchdog: interrupt an engine call running longer than this many milliseconds
+    /// (its clients get an error, the engine is rebuilt from the log; 0: never).
+    #[arg(long, default_value_t = 5000)]
+    engine_call_timeout: u64,
     /// client-output-buffer-limit as in redis.conf, e.g. "pubsub 32mb 8mb 60" (class hard
     /// soft soft-seconds; classes normal and pubsub are enforced); may be repeated.
     #[arg(long, value_name = "CLASS HARD SOFT SECONDS")]
@@ -242,6 +246,7 @@ fn net_of(a: &NodeArgs) -> anyhow::Result<NetOptions> {
         ("maxclients".to_string(), a.maxclients.to_string()),
         ("timeout".into(), a.timeout.to_string()),
         ("partial-request-timeout".into(), a.partial_request_timeout.to_string()),
+        ("engine-call-timeout".into(), a.engine_call_timeout.to_string()),
     ];
     for v in &a.client_output_buffer_limit {
         config.push(("client-output-buffer-limit".into(), v.clone()));
@@ -367,6 +372,8 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
         a.timeout.to_string(),
         "--partial-request-timeout".into(),
         a.partial_request_timeout.to_string(),
+        "--engine-call-timeout".into(),
+        a.engine_call_timeout.to_string(),
     ]);
     for v in &a.client_output_buffer_limit {
         node_args.extend(["--client-output-buffer-limit".to_string(), v.clone()]);

@@ -1,5 +1,11 @@
 //! The engine component under Wasmtime: one `Store` + instance per shard. A trap poisons
 //! the instance ("cannot enter component instance"), so the owner rebuilds it.
+//!
+//! The watchdog: Wasmtime's epoch interruption. A thread advances the engine's epoch every
+//! [`EPOCH_TICK`]; before each `execute` the store's deadline is set to the shard's
+//! `engine-call-timeout`, so a call running past it traps ([`EngineError::Interrupted`])
+//! wherever it is, and the shard fails the batch and rebuilds the engine from the log.
+//! Other calls (replay, snapshots) have no deadline: their cost is the data's.
 
 use thiserror::Error;
 use wasmtime::component::{Component, Linker};
@@ -12,10 +18,15 @@ mod bindings {
 /// The engine component built by build.rs (zero imports).
 pub const ENGINE_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/engine.component.wasm"));
 
+/// How often the epoch advances: the watchdog's resolution.
+pub const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(10);
+
 #[derive(Debug, Error)]
 pub enum EngineError {
     #[error("engine trapped: {0}")]
     Trap(String),
+    #[error("engine call interrupted after {0} ms (engine-call-timeout)")]
+    Interrupted(u64),
     #[error("engine refused: {0}")]
     Refused(String),
     #[error("compiling the engine component: {0}")]
@@ -42,7 +53,14 @@ pub struct EngineFactory {
 }
 
 impl EngineFactory {
+    /// With the watchdog (epoch checks compiled into the engine's code).
     pub fn new() -> Result<Self, EngineError> {
+        Self::with_watchdog(true)
+    }
+
+    /// `watchdog: false` compiles the engine without epoch checks: `engine-call-timeout`
+    /// then has no effect (benches/watchdog.rs measures what the checks cost).
+    pub fn with_watchdog(watchdog: bool) -> Result<Self, EngineError> {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.cranelift_opt_level(wasmtime::OptLevel::Speed);
@@ -50,7 +68,11 @@ impl EngineFactory {
         if std::env::var_os("MEMORIA_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
+        config.epoch_interruption(watchdog);
         let engine = Engine::new(&config).map_err(|e| EngineError::Compile(format!("{e:#}")))?;
+        if watchdog {
+            start_epoch_ticker(&engine).map_err(|e| EngineError::Compile(format!("starting the watchdog's clock: {e}")))?;
+        }
         let component = Component::new(&engine, ENGINE_COMPONENT).map_err(|e| EngineError::Compile(format!("{e:#}")))?;
         let linker = Linker::new(&engine);
         Ok(EngineFactory { engine, component, linker: std::sync::Arc::new(linker) })
@@ -64,9 +86,10 @@ impl EngineFactory {
         // call traps and the shard drops every client (a client pipelining GETs of big
         // values did that). Linear memory (≤ 4 GiB) bounds it instead.
         store.set_hostcall_fuel(usize::MAX);
+        store.set_epoch_deadline(NO_DEADLINE);
         let inst = bindings::Engine::instantiate(&mut store, &self.component, &self.linker).map_err(trap)?;
         inst.call_init(&mut store, seed).map_err(trap)?;
-        Ok(ShardEngine { store, inst, factory: self.clone() })
+        Ok(ShardEngine { store, inst, factory: self.clone(), call_limit_ms: 0 })
     }
 
     /// Imports of the component, for the zero-imports check.
@@ -75,11 +98,29 @@ impl EngineFactory {
     }
 }
 
+/// Ticks far enough away never to come (about 5.8 million years of 10 ms ticks).
+const NO_DEADLINE: u64 = u64::MAX / 2;
+
+/// Advances `engine`'s epoch every [`EPOCH_TICK`] for as long as the engine exists.
+fn start_epoch_ticker(engine: &Engine) -> std::io::Result<()> {
+    let weak = engine.weak();
+    std::thread::Builder::new().name("engine-epoch".into()).spawn(move || {
+        while let Some(e) = weak.upgrade() {
+            e.increment_epoch();
+            drop(e);
+            std::thread::sleep(EPOCH_TICK);
+        }
+    })?;
+    Ok(())
+}
+
 pub struct ShardEngine {
     store: Store<()>,
     inst: bindings::Engine,
     /// To start over with an empty instance (a snapshot that failed halfway through).
     factory: EngineFactory,
+    /// `engine-call-timeout` for `execute`, in ms (0: none).
+    call_limit_ms: u64,
 }
 
 pub struct DumpChunk {
@@ -96,8 +137,24 @@ impl ShardEngine {
         Ok(())
     }
 
+    /// The watchdog's limit on each `execute` from now on (0: none).
+    pub fn set_call_limit(&mut self, ms: u64) {
+        self.call_limit_ms = ms;
+    }
+
     pub fn execute(&mut self, batch: &[u8], now_us: i64, seed: u64) -> Result<Vec<u8>, EngineError> {
-        self.inst.call_execute(&mut self.store, batch, now_us, seed).map_err(trap)
+        let ticks = match self.call_limit_ms {
+            0 => NO_DEADLINE,
+            // One tick more: the current one may be about to end.
+            ms => ms.div_ceil(EPOCH_TICK.as_millis() as u64) + 1,
+        };
+        self.store.set_epoch_deadline(ticks);
+        let r = self.inst.call_execute(&mut self.store, batch, now_us, seed);
+        self.store.set_epoch_deadline(NO_DEADLINE);
+        r.map_err(|e| match e.downcast_ref::<wasmtime::Trap>() {
+            Some(wasmtime::Trap::Interrupt) => EngineError::Interrupted(self.call_limit_ms),
+            _ => trap(e),
+        })
     }
 
     pub fn apply(&mut self, effects: &[u8], now_us: i64) -> Result<u32, EngineError> {

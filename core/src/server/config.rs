@@ -77,6 +77,10 @@ const PARAMS: &[Param] = &[
     // Memoria's own: a client that sent part of a command and then nothing for this many
     // seconds is dropped (0: never), so half-sent requests cannot pile up.
     Param { name: "partial-request-timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "30" },
+    // Memoria's own: the host interrupts an engine call (one batch) that runs longer than
+    // this many milliseconds (0: never), fails its clients and rebuilds the engine from
+    // the log, so no request can hold a shard (see the watchdog in `host/src/wasm.rs`).
+    Param { name: "engine-call-timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "5000" },
     Param { name: "tls-port", alias: None, kind: Kind::Immutable, default: "0" },
     Param { name: "tls-cert-file", alias: None, kind: Kind::Immutable, default: "" },
     Param { name: "tls-key-file", alias: None, kind: Kind::Immutable, default: "" },
@@ -113,8 +117,15 @@ const OBUF_DEFAULT: &str = "normal 0 0 0 slave 268435456 67108864 60 pubsub 3355
 
 /// The parameters the host enforces (connection limits): after a CONFIG SET the engine
 /// hands their values to the host (`batch::REC_CONFIG`), and the host sets them at start.
-pub const HOST_PARAMS: &[&str] =
-    &["maxclients", "timeout", "client-output-buffer-limit", "partial-request-timeout", "client-query-buffer-limit", "proto-max-bulk-len"];
+pub const HOST_PARAMS: &[&str] = &[
+    "maxclients",
+    "timeout",
+    "client-output-buffer-limit",
+    "partial-request-timeout",
+    "client-query-buffer-limit",
+    "proto-max-bulk-len",
+    "engine-call-timeout",
+];
 
 /// One class of `client-output-buffer-limit` (0 = no limit).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]

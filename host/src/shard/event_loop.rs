@@ -8,7 +8,7 @@ use memoria_core::protocol::batch;
 use memoria_log::LogError;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::{MAX_BATCH_BYTES, Shard, ShardMsg, TICK};
+use super::{MAX_BATCH_BYTES, Shard, ShardMsg, Standing, TICK};
 use crate::clock::{now_us, seed};
 use crate::lease::Event;
 
@@ -169,9 +169,17 @@ impl Shard {
             self.seq = self.seq.wrapping_add(1);
             let batch_seed = seed() ^ self.seq;
             let input = std::mem::take(&mut self.batch.buf);
+            // Without a log an interrupted engine could only be rebuilt empty: no watchdog.
+            let limit = if matches!(self.standing, Standing::Primary(None)) { 0 } else { self.host.engine_call_ms() };
+            self.engine.set_call_limit(limit);
             match self.engine.execute(&input, now_us(), batch_seed) {
                 Ok(out) => self.route(&input, &out),
-                Err(e) => self.crashed(e).await,
+                Err(e) => {
+                    if let crate::wasm::EngineError::Interrupted(ms) = e {
+                        self.interrupted(&input, ms);
+                    }
+                    self.crashed(e).await
+                }
             }
             self.batch.buf = input;
             self.start_append();

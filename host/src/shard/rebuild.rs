@@ -44,8 +44,45 @@ impl Shard {
     /// MULTI/SELECT state went with it) and rebuild — from the log when there is one.
     pub(super) async fn crashed(&mut self, e: crate::wasm::EngineError) {
         tracing::error!(shard = self.id, error = %e, "engine trapped; rebuilding the shard's engine");
-        self.fail_everything(b"-ERR shard engine crashed while running this batch; reconnect\r\n");
+        match e {
+            crate::wasm::EngineError::Interrupted(ms) => {
+                let msg =
+                    format!("-ERR command interrupted: the shard's engine ran past engine-call-timeout ({ms} ms); nothing of it was applied; reconnect\r\n");
+                self.fail_everything(msg.as_bytes());
+            }
+            _ => self.fail_everything(b"-ERR shard engine crashed while running this batch; reconnect\r\n"),
+        }
         self.rebuild().await;
+    }
+
+    /// The watchdog interrupted the call running `input`: say which clients and commands
+    /// it held (the culprit is among them), so an operator can find the request. Nothing of
+    /// the batch was logged or acknowledged, and it is not run again.
+    pub(super) fn interrupted(&self, input: &[u8], ms: u64) {
+        metrics::counter!("memoria_engine_interrupts_total").increment(1);
+        let mut args = Vec::new();
+        let mut seen: Vec<(u64, String)> = Vec::new();
+        for rec in memoria_core::protocol::batch::BatchReader::new(input) {
+            if rec.kind != memoria_core::protocol::batch::REC_COMMAND || seen.len() >= 16 {
+                continue;
+            }
+            args.clear();
+            if memoria_core::protocol::resp::read_command(rec.payload, &mut args).is_some()
+                && let Some(&(a, b)) = args.first()
+            {
+                let name = String::from_utf8_lossy(&rec.payload[a..b]).to_ascii_uppercase();
+                if !seen.iter().any(|(c, n)| *c == rec.client && *n == name) {
+                    seen.push((rec.client, name));
+                }
+            }
+        }
+        let commands: Vec<String> = seen.iter().map(|(c, n)| format!("client {c}: {n}")).collect();
+        tracing::error!(
+            shard = self.id,
+            limit_ms = ms,
+            commands = %commands.join(", "),
+            "the watchdog interrupted an engine call that ran past engine-call-timeout; its clients are failed and the engine is rebuilt from the log"
+        );
     }
 
     /// With an election: a fresh engine, replayed from the whole log (the lease machine

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::Raw;
@@ -27,7 +27,7 @@ fn a_call_past_engine_call_timeout_is_interrupted_and_the_shard_serves_again() {
         Command::new(env!("CARGO_BIN_EXE_memoria"))
             .args(["up", "--single-process", "--no-snapshots", "--bind", "127.0.0.1", "--port", &port.to_string()])
             .args(["--data-dir", dir.path().to_str().unwrap(), "--engine-call-timeout", "1000"])
-            .stdout(Stdio::null())
+            .stdout(log.reopen().unwrap())
             .stderr(log.reopen().unwrap())
             .spawn()
             .expect("memoria binary"),

@@ -93,6 +93,35 @@ struct NodeArgs {
 }
 
 impl NodeArgs {
+    /// The flags of this struct that `memoria up` passes on to each node process it starts
+    /// (`memoria server …`): one list, next to the flags themselves.
+    fn child_flags(&self) -> Vec<String> {
+        let mut flags = vec![
+            "--proto-max-bulk-len".to_string(),
+            self.proto_max_bulk_len.to_string(),
+            "--client-query-buffer-limit".into(),
+            self.client_query_buffer_limit.to_string(),
+            "--shards".into(),
+            self.shards.to_string(),
+            "--protected-mode".into(),
+            self.protected_mode.clone(),
+        ];
+        flags.extend([
+            "--maxclients".into(),
+            self.maxclients.to_string(),
+            "--timeout".into(),
+            self.timeout.to_string(),
+            "--partial-request-timeout".into(),
+            self.partial_request_timeout.to_string(),
+            "--engine-call-timeout".into(),
+            self.engine_call_timeout.to_string(),
+        ]);
+        for v in &self.client_output_buffer_limit {
+            flags.extend(["--client-output-buffer-limit".to_string(), v.clone()]);
+        }
+        flags
+    }
+
     fn auth(&self) -> memoria_host::acl::AuthOptions {
         memoria_host::acl::AuthOptions {
             requirepass: self.requirepass.clone(),
@@ -355,29 +384,7 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
     net_of(a)?; // every flag checked before anything starts
     // The stable endpoint listens on --bind too: no password, no exposure.
     a.auth().check_bind(&a.bind)?;
-    let mut node_args = vec![
-        "--proto-max-bulk-len".to_string(),
-        a.proto_max_bulk_len.to_string(),
-        "--client-query-buffer-limit".into(),
-        a.client_query_buffer_limit.to_string(),
-        "--shards".into(),
-        a.shards.to_string(),
-        "--protected-mode".into(),
-        a.protected_mode.clone(),
-    ];
-    node_args.extend([
-        "--maxclients".into(),
-        a.maxclients.to_string(),
-        "--timeout".into(),
-        a.timeout.to_string(),
-        "--partial-request-timeout".into(),
-        a.partial_request_timeout.to_string(),
-        "--engine-call-timeout".into(),
-        a.engine_call_timeout.to_string(),
-    ]);
-    for v in &a.client_output_buffer_limit {
-        node_args.extend(["--client-output-buffer-limit".to_string(), v.clone()]);
-    }
+    let node_args = a.child_flags();
     let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
     let tls = (a.tls_port != 0).then(|| {
         let mut args = vec![
@@ -565,3 +572,52 @@ async fn shutdown_signal() {
 
 /// Set once in `main`, before the runtime starts.
 static SHUTDOWN: std::sync::Mutex<Option<memoria_host::shutdown::Requested>> = std::sync::Mutex::new(None);
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Command};
+
+    /// A node started by `memoria up` runs with the limits `up` was given: every flag in
+    /// `child_flags`, parsed back by `memoria server`, lands on the same field.
+    #[test]
+    fn child_flags_reach_the_node_unchanged() {
+        let up = Cli::parse_from([
+            "memoria",
+            "up",
+            "--maxclients",
+            "7",
+            "--timeout",
+            "3",
+            "--partial-request-timeout",
+            "4",
+            "--engine-call-timeout",
+            "9",
+            "--proto-max-bulk-len",
+            "2000000",
+            "--client-query-buffer-limit",
+            "3000000",
+            "--shards",
+            "2",
+            "--protected-mode",
+            "no",
+            "--client-output-buffer-limit",
+            "pubsub 1mb 1mb 1",
+            "--client-output-buffer-limit",
+            "normal 2mb 2mb 2",
+        ]);
+        let Command::Up(u) = up.command else { panic!("not up") };
+        let mut argv = vec!["memoria".to_string(), "server".into(), "--log-url".into(), "http://127.0.0.1:1".into(), "--log-token".into(), "t".into()];
+        argv.extend(u.node.child_flags());
+        let Command::Server(s) = Cli::parse_from(argv).command else { panic!("not server") };
+        let (a, b) = (&u.node, &s.node);
+        assert_eq!(
+            (a.maxclients, a.timeout, a.partial_request_timeout, a.engine_call_timeout),
+            (b.maxclients, b.timeout, b.partial_request_timeout, b.engine_call_timeout)
+        );
+        assert_eq!((a.proto_max_bulk_len, a.client_query_buffer_limit, a.shards), (b.proto_max_bulk_len, b.client_query_buffer_limit, b.shards));
+        assert_eq!((&a.protected_mode, &a.client_output_buffer_limit), (&b.protected_mode, &b.client_output_buffer_limit));
+        assert_eq!(b.maxclients, 7, "the values are the ones given, not defaults");
+    }
+}

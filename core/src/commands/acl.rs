@@ -221,7 +221,7 @@ pub fn log(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let now = ctx.st.now_ms;
     let acl = &ctx.st.acl;
-    let n = (count as usize).min(acl.log.len());
+    let n = crate::util::usize_sat(count).min(acl.log.len());
     let r = &mut *ctx.reply;
     r.array(n);
     for e in acl.log.iter().take(n) {

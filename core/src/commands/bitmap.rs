@@ -27,8 +27,8 @@ fn bit_offset(ctx: &mut Ctx<'_>, arg: &[u8], hash: bool, bits: u32) -> Option<u6
         v = v.wrapping_mul(bits as i64);
     }
     // A primary's effect is obeyed whatever this node's proto-max-bulk-len says.
-    let limit = ctx.st.config.proto_max_bulk_len as i64;
-    if v < 0 || (!ctx.st.applying && (v >> 3) >= limit) {
+    let limit = ctx.st.config.proto_max_bulk_len;
+    if v < 0 || (!ctx.st.applying && (v >> 3) as u64 >= limit) {
         ctx.err(OFFSET_ERR);
         return None;
     }
@@ -40,7 +40,8 @@ fn bit_offset(ctx: &mut Ctx<'_>, arg: &[u8], hash: bool, bits: u32) -> Option<u6
 /// grown), or None after an error reply.
 fn string_for_bits(ctx: &mut Ctx<'_>, key: &[u8], maxbit: u64) -> Option<bool> {
     let db = ctx.db();
-    let need = (maxbit >> 3) as usize + 1;
+    // In u64 until the memory check: the wasm32 engine's usize would cut it.
+    let need = (maxbit >> 3) + 1;
     let cur = match ctx.st.write(db, key, ctx.fx) {
         None => None,
         Some(e) => match e.val.string_len() {
@@ -51,11 +52,13 @@ fn string_for_bits(ctx: &mut Ctx<'_>, key: &[u8], maxbit: u64) -> Option<bool> {
             }
         },
     };
-    let grow = need.saturating_sub(cur.unwrap_or(0));
+    let grow = need.saturating_sub(cur.unwrap_or(0) as u64);
     if grow > 0 && !crate::server::evict::can_allocate(ctx, grow) {
         ctx.err("OOM command not allowed when used memory > 'maxmemory'.");
         return None;
     }
+    // Held already, or allowed just above (so below the engine's 4 GiB).
+    let need = need as usize;
     let Some(len) = cur else {
         let lru = ctx.lru();
         ctx.st.notify_new(db, key);
@@ -110,8 +113,9 @@ pub fn getbit(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
     let Some(e) = ctx.st.read(db, argv[1], ctx.fx) else { return ctx.reply.int(0) };
     let Some(s) = e.val.string_bytes() else { return ctx.reply.error(WRONGTYPE) };
-    let byte = (offset >> 3) as usize;
-    let bit = s.get(byte).map_or(0, |b| (b >> (7 - (offset & 7))) & 1);
+    // Past what the target's usize holds (wasm32: 4 GiB) there is no byte: a zero.
+    let byte = usize::try_from(offset >> 3).ok().and_then(|i| s.get(i));
+    let bit = byte.map_or(0, |b| (b >> (7 - (offset & 7))) & 1);
     ctx.reply.int(bit as i64);
 }
 
@@ -327,7 +331,7 @@ pub fn bitop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let values: Vec<alloc::borrow::Cow<'_, [u8]>> =
         srcs.iter().map(|k| ctx.st.dbs[db].keys.get(k).and_then(|e| e.val.string_bytes()).unwrap_or_default()).collect();
     let maxlen = values.iter().map(|v| v.len()).max().unwrap_or(0);
-    if maxlen > 0 && !crate::server::evict::can_allocate(ctx, maxlen) {
+    if maxlen > 0 && !crate::server::evict::can_allocate(ctx, maxlen as u64) {
         return ctx.err("OOM command not allowed when used memory > 'maxmemory'.");
     }
     let mut res = alloc::vec![0u8; maxlen];
@@ -556,17 +560,19 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], readonly_cmd: bool) {
         if f.op == FieldOp::Get {
             // Read through a zero-padded 9-byte window, as Redis does, so fields past the
             // end of the string read as zeros.
-            let byte = (f.offset >> 3) as usize;
+            // The byte index stays a u64: on the wasm32 engine `as usize` would read an
+            // offset past 4 GiB (allowed by a large proto-max-bulk-len) near the start.
+            let byte = f.offset >> 3;
             let mut buf = [0u8; 9];
             if let Some(s) = ctx.st.dbs[db].keys.get(key).and_then(|e| e.val.string_bytes()) {
                 for (i, b) in buf.iter_mut().enumerate() {
-                    match s.get(byte + i) {
+                    match usize::try_from(byte + i as u64).ok().and_then(|j| s.get(j)) {
                         Some(&x) => *b = x,
                         None => break,
                     }
                 }
             }
-            let rel = f.offset - (byte as u64) * 8;
+            let rel = f.offset - byte * 8;
             let v = if f.signed { get_signed(&buf, rel, f.bits) } else { get_unsigned(&buf, rel, f.bits) as i64 };
             ctx.reply.int(v);
             continue;

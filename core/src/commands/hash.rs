@@ -6,6 +6,7 @@ use crate::types::hash::*;
 use alloc::vec::Vec;
 
 use crate::commands::string::WRONGTYPE;
+use crate::commands::{COUNT_RANGE_ERR, MAX_REPEATED_PICKS, bulk_reply_len, repeated_picks_size};
 use crate::keyspace::object::Value;
 use crate::server::ctx::Ctx;
 use crate::server::notify;
@@ -292,49 +293,83 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.reply.bulk(&fields[i]);
     }
     let Some(count) = ctx.int_arg(argv[2]) else { return };
-    // Redis accepts -LONG_MAX..LONG_MAX; a negative count repeats picks, so a huge one
-    // is refused rather than building a reply that cannot fit in memory.
-    if count == i64::MIN || count < -(1 << 27) {
-        return ctx.err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    // Redis accepts -LONG_MAX..LONG_MAX, then reads WITHVALUES.
+    if count == i64::MIN {
+        return ctx.err(COUNT_RANGE_ERR);
     }
     let with_values = match argv.len() {
         3 => false,
         4 if eq_ic(argv[3], b"WITHVALUES") => true,
         _ => return ctx.syntax_error(),
     };
+    // ... and refuses counts whose doubled reply length would overflow (CVE-2023-22458),
+    // on any key.
+    if with_values && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
+        return ctx.err("ERR value is out of range");
+    }
+    // A negative count repeats picks: a huge one is refused rather than building a reply
+    // that cannot fit in memory (and so is one whose fields add up to too much, below).
+    if count < -(MAX_REPEATED_PICKS as i64) {
+        return ctx.err(COUNT_RANGE_ERR);
+    }
     let Ok(h) = read_hash!(ctx, argv[1]) else { return };
     let Some(h) = h else { return ctx.reply.array(0) };
     let pairs: Vec<(Vec<u8>, Vec<u8>)> = h.pairs().into_iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
+    let resp3 = ctx.reply.resp3;
+    let pair_arrays = with_values && resp3;
+    let write = |reply: &mut crate::protocol::reply::Reply, (f, v): &(Vec<u8>, Vec<u8>)| {
+        if pair_arrays {
+            reply.array(2);
+        }
+        reply.bulk(f);
+        if with_values {
+            reply.bulk(v);
+        }
+    };
+    let header = |reply: &mut crate::protocol::reply::Reply, n: usize| reply.array(if with_values && !resp3 { n * 2 } else { n });
+    if count < 0 {
+        // Picks with repetitions, written as they are made: first made on a copy of the
+        // generator to size the reply.
+        let picks = count.unsigned_abs();
+        let mut sizing = ctx.st.rng.clone();
+        let reply_size = repeated_picks_size(picks, || {
+            let (f, v) = &pairs[sizing.below(pairs.len() as u64) as usize];
+            let mut n = bulk_reply_len(f.len());
+            if with_values {
+                n += bulk_reply_len(v.len()) + if resp3 { 4 } else { 0 };
+            }
+            n
+        });
+        let Some(reply_size) = reply_size else {
+            return ctx.err(COUNT_RANGE_ERR);
+        };
+        ctx.reply.buf.reserve(reply_size);
+        header(ctx.reply, picks as usize);
+        for _ in 0..picks {
+            let i = ctx.st.rng.below(pairs.len() as u64) as usize;
+            write(ctx.reply, &pairs[i]);
+        }
+        return;
+    }
+    // count is not negative here: compared as u64, never cut to a (32-bit) usize.
     let picks: Vec<usize> = if count == 0 {
         Vec::new()
-    } else if count < 0 {
-        (0..count.unsigned_abs()).map(|_| ctx.st.rng.below(pairs.len() as u64) as usize).collect()
-    } else if count as usize >= pairs.len() {
+    } else if count as u64 >= pairs.len() as u64 {
         (0..pairs.len()).collect()
     } else {
         // Partial Fisher-Yates: `count` distinct indexes.
+        let count = count as usize;
         let mut idx: Vec<usize> = (0..pairs.len()).collect();
-        for i in 0..count as usize {
+        for i in 0..count {
             let j = i + ctx.st.rng.below((idx.len() - i) as u64) as usize;
             idx.swap(i, j);
         }
-        idx.truncate(count as usize);
+        idx.truncate(count);
         idx
     };
-    let resp3 = ctx.reply.resp3;
-    if with_values && resp3 {
-        ctx.reply.array(picks.len());
-    } else {
-        ctx.reply.array(picks.len() * if with_values { 2 } else { 1 });
-    }
+    header(ctx.reply, picks.len());
     for i in picks {
-        if with_values && resp3 {
-            ctx.reply.array(2);
-        }
-        ctx.reply.bulk(&pairs[i].0);
-        if with_values {
-            ctx.reply.bulk(&pairs[i].1);
-        }
+        write(ctx.reply, &pairs[i]);
     }
 }
 

@@ -57,7 +57,8 @@ pub fn export(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     // keyspace whose moving slots hold few keys stays short (the shard serves nobody
     // else meanwhile); the cursor says where to go on.
     let mut visited = 0usize;
-    let budget = (count as usize).saturating_mul(64);
+    let count = crate::util::usize_sat(count);
+    let budget = count.saturating_mul(64);
     if !d.is_empty() {
         loop {
             next = d.keys.scan(next, |k, _| {
@@ -66,7 +67,7 @@ pub fn export(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
                     keys.push(k.to_vec());
                 }
             });
-            if next == 0 || keys.len() >= count as usize || visited >= budget {
+            if next == 0 || keys.len() >= count || visited >= budget {
                 break;
             }
         }

@@ -10,6 +10,7 @@ use crate::types::set::*;
 use alloc::vec::Vec;
 
 use crate::commands::string::WRONGTYPE;
+use crate::commands::{COUNT_RANGE_ERR, MAX_REPEATED_PICKS, bulk_reply_len, repeated_picks_size};
 use crate::keyspace::object::Value;
 use crate::server::ctx::Ctx;
 use crate::server::notify;
@@ -268,9 +269,10 @@ pub fn srandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let count = if argv.len() == 3 {
         let Some(count) = ctx.int_arg(argv[2]) else { return };
         // Redis accepts -LONG_MAX..LONG_MAX; a negative count repeats picks, so a huge one
-        // is refused rather than building a reply that cannot fit in memory.
-        if count == i64::MIN || count < -(1 << 27) {
-            return ctx.err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+        // is refused rather than building a reply that cannot fit in memory (and so is
+        // one whose members add up to too much, below).
+        if count == i64::MIN || count < -(MAX_REPEATED_PICKS as i64) {
+            return ctx.err(COUNT_RANGE_ERR);
         }
         Some(count)
     } else {
@@ -291,19 +293,34 @@ pub fn srandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let m = s.random(rng).expect("stored sets are never empty");
         return ctx.reply.bulk(&m);
     };
+    if count < 0 || count == 1 {
+        // Picks with repetitions, written as they are made: first made on a copy of the
+        // generator to size the reply.
+        let picks = count.unsigned_abs();
+        let mut sizing = rng.clone();
+        let Some(reply_size) = repeated_picks_size(picks, || s.random_with(&mut sizing, |m| bulk_reply_len(m.len())).unwrap_or(0)) else {
+            return ctx.err(COUNT_RANGE_ERR);
+        };
+        ctx.reply.buf.reserve(reply_size);
+        ctx.reply.array(picks as usize);
+        for _ in 0..picks {
+            s.random_with(rng, |m| ctx.reply.bulk(m)).expect("stored sets are never empty");
+        }
+        return;
+    }
+    // count is not negative here: compared as u64, never cut to a (32-bit) usize.
     let picks: Vec<Vec<u8>> = if count == 0 {
         Vec::new()
-    } else if count < 0 || count == 1 {
-        (0..count.unsigned_abs()).map(|_| s.random(rng).expect("stored sets are never empty")).collect()
-    } else if count as usize >= s.len() {
+    } else if count as u64 >= s.len() as u64 {
         s.members()
     } else {
+        let count = count as usize;
         let mut members = s.members();
-        for i in 0..count as usize {
+        for i in 0..count {
             let j = i + rng.below((members.len() - i) as u64) as usize;
             members.swap(i, j);
         }
-        members.truncate(count as usize);
+        members.truncate(count);
         members
     };
     ctx.reply.array(picks.len());
@@ -517,12 +534,14 @@ pub fn sinterstore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn sintercard(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let numkeys = match parse_i64(argv[1]) {
-        Some(n) if n >= 1 => n as usize,
+        Some(n) if n >= 1 => n as u64,
         _ => return ctx.err("ERR numkeys should be greater than 0"),
     };
-    if numkeys > argv.len() - 2 {
+    // Compared in 64 bits: on wasm32 `as usize` would read 4294967297 as 1.
+    if numkeys > (argv.len() - 2) as u64 {
         return ctx.err("ERR Number of keys can't be greater than number of args");
     }
+    let numkeys = numkeys as usize;
     let mut limit = 0usize;
     let mut j = 2 + numkeys;
     while j < argv.len() {

@@ -66,12 +66,19 @@ fn sort_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], readonly: bool) {
                 dontsort = true;
             } else if crate::server::cluster::enabled(ctx) {
                 return ctx.err("ERR BY option of SORT denied in Cluster mode.");
+            } else if !ctx.st.acl.reads_all_keys(ctx.client) {
+                // The pattern reads keys the ACL never checked (CVE-2023-41053).
+                return ctx.err("ERR BY option of SORT denied due to insufficient ACL permissions.");
             }
             sortby = Some(p);
             j += 1;
         } else if eq_ic(a, b"get") && left >= 1 {
             if crate::server::cluster::enabled(ctx) {
                 return ctx.err("ERR GET option of SORT denied in Cluster mode.");
+            }
+            // Even `GET #` (CVE-2023-41053).
+            if !ctx.st.acl.reads_all_keys(ctx.client) {
+                return ctx.err("ERR GET option of SORT denied due to insufficient ACL permissions.");
             }
             gets.push(argv[j + 1]);
             j += 1;

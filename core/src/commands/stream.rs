@@ -415,7 +415,7 @@ fn xrange_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], rev: bool) {
     }
     let db = ctx.db();
     let s = get(ctx.st, db, argv[1]);
-    reply_range(ctx.reply, s, start, end, count.max(0) as usize, rev);
+    reply_range(ctx.reply, s, start, end, crate::util::usize_sat(count), rev);
 }
 
 pub fn xrange(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -697,7 +697,7 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
             ids.push(id);
         }
     }
-    let count = count as usize;
+    let count = crate::util::usize_sat(count);
     let mut body = Reply { buf: Vec::new(), resp3: ctx.reply.resp3 };
     let mut served = 0;
     for (k, key) in keys.iter().enumerate() {
@@ -1527,7 +1527,7 @@ pub fn xinfo_stream(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         return;
     }
-    let limit = count as usize;
+    let limit = crate::util::usize_sat(count);
     r.bulk(b"entries");
     reply_range(r, s, StreamId::MIN, StreamId::MAX, limit, false);
     r.bulk(b"groups");

@@ -318,11 +318,11 @@ pub fn msetnx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 /// Checks a string's new length against `proto-max-bulk-len` (and the engine's hard cap).
 fn check_string_length(ctx: &mut Ctx<'_>, size: u64) -> bool {
-    if size > ctx.st.config.proto_max_bulk_len as u64 {
+    if size > ctx.st.config.proto_max_bulk_len {
         ctx.err("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
         return false;
     }
-    if !crate::server::evict::can_allocate(ctx, size as usize) {
+    if !crate::server::evict::can_allocate(ctx, size) {
         ctx.err("OOM command not allowed when used memory > 'maxmemory'.");
         return false;
     }

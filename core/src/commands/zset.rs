@@ -14,6 +14,7 @@ use crate::types::zset::*;
 use alloc::vec::Vec;
 
 use crate::commands::string::WRONGTYPE;
+use crate::commands::{COUNT_RANGE_ERR, DOUBLE_REPLY_MAX, MAX_REPEATED_PICKS, bulk_reply_len, repeated_picks_size};
 use crate::keyspace::object::Value;
 use crate::server::ctx::Ctx;
 use crate::server::notify;
@@ -1090,7 +1091,7 @@ pub fn zrandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let Some(l) = ctx.int_arg(argv[2]) else { return };
     if l == i64::MIN {
-        return ctx.err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+        return ctx.err(COUNT_RANGE_ERR);
     }
     let withscores = match argv.len() {
         3 => false,
@@ -1102,9 +1103,9 @@ pub fn zrandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.err("ERR value is out of range");
     }
     // A negative count repeats picks: a huge one is refused rather than building a reply
-    // that cannot fit in memory (as HRANDFIELD does here).
-    if l < -(1 << 27) {
-        return ctx.err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    // that cannot fit in memory (and so is one whose members add up to too much, below).
+    if l < -(MAX_REPEATED_PICKS as i64) {
+        return ctx.err(COUNT_RANGE_ERR);
     }
     match lookup_read(ctx, argv[1]) {
         Err(()) => return,
@@ -1113,10 +1114,37 @@ pub fn zrandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let (z, rng) = zset_and_rng(ctx.st, ctx.client.db, argv[1]);
     let size = z.len();
+    if l < 0 || l == 1 {
+        // Picks with repetitions, written as they are made: first made on a copy of the
+        // generator to size the reply.
+        let picks = l.unsigned_abs();
+        let v = z.view();
+        let resp3 = ctx.reply.resp3;
+        let mut sizing = rng.clone();
+        let reply_size = repeated_picks_size(picks, || {
+            let (m, _) = v.at(sizing.below(size as u64) as usize);
+            bulk_reply_len(m.len()) + if withscores { DOUBLE_REPLY_MAX + if resp3 { 4 } else { 0 } } else { 0 }
+        });
+        let Some(reply_size) = reply_size else {
+            return ctx.err(COUNT_RANGE_ERR);
+        };
+        let reply = &mut *ctx.reply;
+        reply.buf.reserve(reply_size);
+        reply.array(if withscores && !resp3 { picks as usize * 2 } else { picks as usize });
+        for _ in 0..picks {
+            let (m, s) = v.at(rng.below(size as u64) as usize);
+            if withscores && resp3 {
+                reply.array(2);
+            }
+            reply.bulk(m);
+            if withscores {
+                reply.double(s);
+            }
+        }
+        return;
+    }
     let picks: Vec<(Vec<u8>, f64)> = if l == 0 {
         Vec::new()
-    } else if l < 0 || l == 1 {
-        (0..l.unsigned_abs()).map(|_| z.random(rng)).collect()
     } else if l as u64 >= size as u64 {
         // The whole set, in the order Redis iterates it (from the highest).
         let mut all = Vec::with_capacity(size);

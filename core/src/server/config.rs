@@ -204,6 +204,14 @@ pub fn parse_memory(s: &str) -> Option<u64> {
 
 pub use crate::server::notify::{KEYEVENT as NOTIFY_KEYEVENT, KEYSPACE as NOTIFY_KEYSPACE, parse as parse_notify, render as render_notify};
 
+/// A size or count parameter as a usize: past what the target's usize holds (the wasm32
+/// engine's is 32 bits) it saturates, where `as usize` would keep the low bits (4294967296
+/// would read as 0). Nothing in the engine counts past usize::MAX, so a saturated limit
+/// acts as the configured one.
+fn size(v: i64) -> usize {
+    usize::try_from(v.max(0)).unwrap_or(usize::MAX)
+}
+
 pub struct Config {
     values: Vec<String>,
     pub maxmemory: u64,
@@ -218,7 +226,8 @@ pub struct Config {
     /// list-max-listpack-size: < 0 caps a list node's bytes (-1 4 KiB … -5 64 KiB), > 0 its
     /// entries.
     pub list_max_listpack_size: i64,
-    pub proto_max_bulk_len: usize,
+    /// u64 on every target: the wasm32 engine's usize would cut 4294967296 to 0.
+    pub proto_max_bulk_len: u64,
     pub notify_flags: u32,
     pub stream_node_max_bytes: u64,
     pub stream_node_max_entries: i64,
@@ -367,15 +376,15 @@ impl Config {
         self.maxmemory = self.num("maxmemory") as u64;
         let p = self.value("maxmemory-policy").unwrap_or("noeviction");
         self.policy = POLICIES.iter().find(|(n, _)| *n == p).map(|x| x.1).unwrap_or(EvictionPolicy::NoEviction);
-        self.maxmemory_samples = self.num("maxmemory-samples").max(1) as usize;
-        self.hash_max_listpack_entries = self.num("hash-max-listpack-entries") as usize;
-        self.hash_max_listpack_value = self.num("hash-max-listpack-value") as usize;
-        self.set_max_intset_entries = self.num("set-max-intset-entries").min(1 << 30) as usize;
-        self.zset_max_listpack_entries = self.num("zset-max-listpack-entries") as usize;
-        self.zset_max_listpack_value = self.num("zset-max-listpack-value") as usize;
-        self.hll_sparse_max_bytes = self.num("hll-sparse-max-bytes").clamp(0, i32::MAX as i64) as usize;
+        self.maxmemory_samples = size(self.num("maxmemory-samples").max(1));
+        self.hash_max_listpack_entries = size(self.num("hash-max-listpack-entries"));
+        self.hash_max_listpack_value = size(self.num("hash-max-listpack-value"));
+        self.set_max_intset_entries = size(self.num("set-max-intset-entries").min(1 << 30));
+        self.zset_max_listpack_entries = size(self.num("zset-max-listpack-entries"));
+        self.zset_max_listpack_value = size(self.num("zset-max-listpack-value"));
+        self.hll_sparse_max_bytes = size(self.num("hll-sparse-max-bytes").clamp(0, i32::MAX as i64));
         self.list_max_listpack_size = self.num("list-max-listpack-size");
-        self.proto_max_bulk_len = self.num("proto-max-bulk-len") as usize;
+        self.proto_max_bulk_len = self.num("proto-max-bulk-len").max(0) as u64;
         // The rendered value drops `n` after `A`: re-parse only when it no longer matches the
         // flags, so refreshing for another parameter keeps new-key events on.
         let events = self.value("notify-keyspace-events").unwrap_or("");

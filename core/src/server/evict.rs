@@ -16,12 +16,13 @@ pub fn memory_ok(ctx: &Ctx<'_>) -> bool {
     max == 0 || (ctx.st.used_memory() as u64) <= max
 }
 
-/// Whether a value of `size` more bytes may be allocated.
-pub fn can_allocate(ctx: &Ctx<'_>, size: usize) -> bool {
+/// Whether a value of `size` more bytes may be allocated (a u64: on the wasm32 engine a
+/// size past 4 GiB must be refused, not cut to its low 32 bits).
+pub fn can_allocate(ctx: &Ctx<'_>, size: u64) -> bool {
     let used = ctx.st.used_memory() as u64;
     let max = ctx.st.config.maxmemory;
     let limit = if max == 0 { HARD_LIMIT } else { max.min(HARD_LIMIT) };
-    used + size as u64 <= limit
+    used.saturating_add(size) <= limit
 }
 
 /// Evicts until under maxmemory. False if over the limit and nothing (more) can go.

@@ -131,16 +131,10 @@ impl CommandSpec {
     pub fn key_indexes_argv(&self, argv: &[&[u8]], out: &mut Vec<usize>) {
         match self.movable {
             Movable::No => self.key_indexes(argv.len(), out),
-            Movable::NumKeys(at) => numkeys_keys(argv, at, out),
+            Movable::NumKeys(at) => numkeys_keys(argv, at, false, out),
             Movable::Streams => stream_keys(argv, out),
             Movable::Sort => sort_keys(argv, out),
-            Movable::DestNumKeys => {
-                let from = out.len();
-                numkeys_keys(argv, 2, out);
-                if out.len() > from {
-                    out.insert(from, 1);
-                }
-            }
+            Movable::DestNumKeys => numkeys_keys(argv, 2, true, out),
         }
     }
     /// Keys found by reading the arguments (Redis's movablekeys).
@@ -297,14 +291,54 @@ fn sort_keys(argv: &[&[u8]], out: &mut Vec<usize>) {
     out.extend(dst);
 }
 
-/// Keys counted by a `numkeys` argument at `at` (Redis's keynum key specs): none when
-/// the count is not a number or runs past the arguments (the command itself then errors).
-fn numkeys_keys(argv: &[&[u8]], at: usize, out: &mut Vec<usize>) {
-    let Some(n) = argv.get(at).and_then(|a| crate::util::parse_i64(a)) else { return };
-    if n <= 0 || n as usize > argv.len().saturating_sub(at + 1) {
-        return;
+/// The keys a `numkeys` argument counts (`numkeys_span`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct NumKeysSpan {
+    /// The first key's position, and one past the last.
+    pub start: usize,
+    pub end: usize,
+    /// Found through the command's key specs: a destination comes first, and each key
+    /// needs its spec's access. Otherwise through its getkeys proc: the destination comes
+    /// last, and the keys carry no access flags (any key pattern covers them).
+    pub by_spec: bool,
+}
+
+/// The keys counted by a `numkeys` argument at `at`, as Redis 7.0.15 finds them
+/// (getKeysFromCommandWithSpecs). A number `string2ll` reads, not negative, goes through
+/// the command's keynum key spec, which casts it to an int: 4294967297 counts 1 key. When
+/// that fails (" 1", "+1", "01", "-4294967295", or a count that is not positive or runs
+/// past the arguments) Redis asks the command's getkeys proc, which reads the count with
+/// atoi (`c_atoi`). None when that count is not positive or runs past the arguments
+/// either (the command itself then errors). Computed in 64 bits whatever the target's
+/// width: the count is never cut to a 32-bit usize.
+pub fn numkeys_span(argv: &[&[u8]], at: usize) -> Option<NumKeysSpan> {
+    let arg = argv.get(at)?;
+    let (count, by_spec) = match crate::util::parse_i64(arg) {
+        // The key spec's C cast of the long long to an int: its low 32 bits.
+        Some(n) if n >= 0 => (n as i32, true),
+        _ => (crate::util::c_atoi(arg), false),
+    };
+    let start = at + 1;
+    let available = (argv.len() - start) as u64;
+    if count <= 0 || count as u64 > available {
+        return None;
     }
-    out.extend(at + 1..at + 1 + n as usize);
+    // The spec's keys when its count fits; else the proc's, whose atoi reads a number the
+    // spec read the same way (so the same count, which fits no better).
+    Some(NumKeysSpan { start, end: start + count as usize, by_spec })
+}
+
+/// Keys counted by a `numkeys` argument at `at` (`numkeys_span`), with the destination
+/// at 1 (first or last, as Redis) when `dest`.
+fn numkeys_keys(argv: &[&[u8]], at: usize, dest: bool, out: &mut Vec<usize>) {
+    let Some(span) = numkeys_span(argv, at) else { return };
+    if dest && span.by_spec {
+        out.push(1);
+    }
+    out.extend(span.start..span.end);
+    if dest && !span.by_spec {
+        out.push(1);
+    }
 }
 
 /// Case-insensitive command lookup through a hash index (dispatch is on the hot path).

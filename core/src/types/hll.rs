@@ -395,9 +395,17 @@ pub fn estimate(h: &[u32; 64]) -> u64 {
         z *= 0.5;
     }
     z += m * sigma(h[0] as f64 / m);
-    // llroundl: halves away from zero.
     let e = ALPHA_INF * m * m / z;
-    libm::round(e) as i64 as u64
+    // Redis's `E = llroundl(e); return (uint64_t) E;` (E a double) as x86-64 runs it.
+    // llroundl rounds halves away from zero, and answers LLONG_MIN for what a long long
+    // cannot hold (registers past what PFADD sets, all at 63, make z 0 and e infinite).
+    // The result is a whole double (or LLONG_MIN), so the trip through the double E is
+    // exact, and (uint64_t) of it is the signed conversion: LLONG_MIN becomes 2^63, which
+    // PFCOUNT replies as a long long, -9223372036854775808 (CVE-2025-32023).
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    let r = libm::round(e);
+    let ll = if (-TWO_63..TWO_63).contains(&r) { r as i64 } else { i64::MIN };
+    ll as u64
 }
 
 /// Max-merges a valid HLL into `max` (one byte per register). Err if corrupt.
@@ -420,6 +428,18 @@ pub fn merge(max: &mut [u8], s: &[u8]) -> Result<(), InvalidHll> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn estimate_past_a_long_long() {
+        // Every register at `v`: redis-server 7.0.15's PFCOUNT of such a dense HLL.
+        for (v, want) in
+            [(63, i64::MIN), (51, i64::MIN), (50, i64::MIN), (45, 415828534307635072), (40, 12994641697113596), (30, 12690079782337), (20, 12392656037)]
+        {
+            let mut h = [0u32; 64];
+            h[v] = REGISTERS as u32;
+            assert_eq!(estimate(&h) as i64, want, "registers at {v}");
+        }
+    }
 
     #[test]
     fn registers_round_trip() {

@@ -264,13 +264,18 @@ impl SetValue {
     /// A random member (a table picks a bucket, then a member of its chain: `Dict::random`).
     /// None when empty.
     pub fn random(&self, rng: &mut Rng) -> Option<Vec<u8>> {
+        self.random_with(rng, |m| m.to_vec())
+    }
+
+    /// `random`, lending the member to `f` rather than copying it.
+    pub fn random_with<R>(&self, rng: &mut Rng, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         match self {
             SetValue::Ints(s) if !s.is_empty() => {
                 let mut buf = [0u8; 20];
-                Some(itoa(s.get(rng.below(s.len() as u64) as usize), &mut buf).to_vec())
+                Some(f(itoa(s.get(rng.below(s.len() as u64) as usize), &mut buf)))
             }
             SetValue::Ints(_) => None,
-            SetValue::Table(d) => d.random(rng).map(|(k, _)| k.to_vec()),
+            SetValue::Table(d) => d.random(rng).map(|(k, _)| f(k)),
         }
     }
 

@@ -508,6 +508,14 @@ impl<'a> View<'a> {
         }
     }
 
+    /// The element at `rank` (< len).
+    pub fn at(&self, rank: usize) -> (&[u8], f64) {
+        match self {
+            View::Lp(v) => v[rank],
+            View::Sl(sl) => sl.get(sl.at_rank(rank)),
+        }
+    }
+
     /// Walks ranks lo..hi ascending (or descending when `rev`).
     pub fn walk<F: FnMut(&[u8], f64)>(&self, lo: usize, hi: usize, rev: bool, mut f: F) {
         if lo >= hi {

@@ -41,6 +41,54 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     }
 }
 
+/// A count as a usize, saturating past what the target's usize holds (the wasm32 engine's
+/// is 32 bits, where `as usize` would read 4294967297 as 1); negative: 0.
+pub fn usize_sat(v: i64) -> usize {
+    usize::try_from(v.max(0)).unwrap_or(usize::MAX)
+}
+
+/// C's `atoi` as glibc (and x86-64 redis-server) has it, `(int) strtol(s, NULL, 10)`:
+/// leading white space, an optional sign, then the digits up to the first other byte
+/// (none: 0); past the range of the 64-bit long it saturates, then the long is cut to its
+/// low 32 bits. So "4294967297" reads as 1 and "9223372036854775807" as -1. Computed in
+/// u64/i64 whatever the target's width.
+pub fn c_atoi(s: &[u8]) -> i32 {
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        i += 1;
+    }
+    let neg = match s.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    // The magnitude, stopped just past what a long can hold (2^63 is LONG_MIN's).
+    let limit = 1u64 << 63;
+    let mut v: u64 = 0;
+    while let Some(&c) = s.get(i) {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        v = v.saturating_mul(10).saturating_add(u64::from(c - b'0')).min(limit + 1);
+        i += 1;
+    }
+    let long: i64 = if neg {
+        if v >= limit { i64::MIN } else { -(v as i64) }
+    } else if v >= limit {
+        i64::MAX
+    } else {
+        v as i64
+    };
+    // The C cast to int: the low 32 bits.
+    long as i32
+}
+
 /// Parses a float the way Redis's `string2ld`/`string2d` do: no leading space, the whole
 /// input consumed, NaN refused. Accepts what strtod accepts (exponents, "inf").
 pub fn parse_f64(s: &[u8]) -> Option<f64> {
@@ -250,6 +298,33 @@ mod tests {
         let mut v = Vec::new();
         push_int(&mut v, i64::MIN);
         assert_eq!(v, b"-9223372036854775808");
+    }
+
+    #[test]
+    fn c_atoi_as_glibc() {
+        // Values from glibc's atoi on x86-64.
+        let cases: &[(&[u8], i32)] = &[
+            (b"1", 1),
+            (b"4294967297", 1),
+            (b"9223372036854775807", -1),
+            (b"18446744073709551617", -1),
+            (b"-4294967295", 1),
+            (b" \t\n\x0b\x0c\r+7x", 7),
+            (b"-9223372036854775808", 0),
+            (b"-9223372036854775809", 0),
+            (b"2147483648", i32::MIN),
+            (b"4294967296", 0),
+            (b"", 0),
+            (b"-", 0),
+            (b"+", 0),
+            (b"abc", 0),
+            (b" -12 3", -12),
+            (b"00012", 12),
+            (b"99999999999999999999999999", -1),
+        ];
+        for &(s, want) in cases {
+            assert_eq!(c_atoi(s), want, "{:?}", core::str::from_utf8(s));
+        }
     }
 
     #[test]

@@ -305,6 +305,20 @@ impl Acl {
         ok
     }
 
+    /// Whether `c`'s user may read every key (Redis 7.0's
+    /// ACLUserCheckCmdWithUnrestrictedKeyAccess with CMD_KEY_ACCESS, which SORT asks
+    /// before it takes a BY or GET pattern: CVE-2023-41053): `allkeys`, or the pattern `*`
+    /// with read access. Patterns that happen to cover the keys read are not enough. The
+    /// command itself has passed `enforce`, the other half of Redis's check.
+    pub fn reads_all_keys(&self, c: &Client) -> bool {
+        if c.user == SUPERUSER {
+            return true;
+        }
+        let Some(u) = self.user_of(c.user, c.user_gen) else { return false };
+        let s = &u.root;
+        s.allkeys || s.patterns.iter().any(|p| p.flags & KEY_READ != 0 && p.pattern == b"*")
+    }
+
     /// Whether `user` may run `spec` with `argv` (Redis's ACLCheckAllUserCommandPerm).
     pub fn check(&self, user: &User, spec: &'static CommandSpec, argv: &[&[u8]]) -> Result<(), Denied> {
         let s = &user.root;
@@ -383,15 +397,9 @@ impl Acl {
 /// INSERT/DELETE/UPDATE → write), for each key argument. Stops when `f` returns false.
 pub fn for_each_key(spec: &CommandSpec, argv: &[&[u8]], mut f: impl FnMut(usize, u8) -> bool) {
     let n = argv.len();
-    let numkeys = |at: usize| -> Option<(usize, usize)> {
-        let k = crate::util::parse_i64(argv.get(at)?)?;
-        if k <= 0 || at + 1 + k as usize > n {
-            return None;
-        }
-        Some((at + 1, at + 1 + k as usize))
-    };
-    // Commands whose keys follow a count: the table over-approximates them for the
-    // tracker; ACL needs them exactly (and the destination apart).
+    let numkeys = |at: usize| crate::server::spec::numkeys_span(argv, at);
+    // Commands whose keys follow a count, with the access each needs (and the destination
+    // apart), found as Redis finds them (spec::numkeys_span).
     let (span, dest, src_need) = match spec.name {
         "zunionstore" | "zinterstore" | "zdiffstore" => (numkeys(2), Some(1), KEY_READ),
         "zunion" | "zinter" | "zdiff" | "zintercard" | "sintercard" => (numkeys(1), None, KEY_READ),
@@ -399,15 +407,24 @@ pub fn for_each_key(spec: &CommandSpec, argv: &[&[u8]], mut f: impl FnMut(usize,
         "blmpop" | "bzmpop" => (numkeys(2), None, KEY_ALL),
         _ => (None, None, 0),
     };
-    if let Some((a, b)) = span {
-        if let Some(d) = dest
-            && !f(d, KEY_WRITE)
-        {
-            return;
-        }
-        for i in a..b {
-            if !f(i, src_need) {
+    if let Some(span) = span {
+        if span.by_spec {
+            if let Some(d) = dest
+                && !f(d, KEY_WRITE)
+            {
                 return;
+            }
+            for i in span.start..span.end {
+                if !f(i, src_need) {
+                    return;
+                }
+            }
+        } else {
+            // Through the getkeys proc: the destination last, and no access flags.
+            for i in (span.start..span.end).chain(dest) {
+                if !f(i, 0) {
+                    return;
+                }
             }
         }
         return;

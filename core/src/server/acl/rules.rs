@@ -100,6 +100,10 @@ pub fn set_selector(acl: &Acl, s: &mut Selector, op: &[u8]) -> Result<(), &'stat
             }
             // Redis takes `%R` with no `~` as an empty pattern with those flags.
             let _ = closed;
+            // ... and refuses a rule with neither R nor W (`%`, `%~a`: CVE-2024-51741).
+            if fl == 0 {
+                return Err(ERR_SYNTAX);
+            }
         } else {
             fl = KEY_ALL;
         }

@@ -33,8 +33,8 @@ pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "Redis reads past the string's end (its terminator, later the byte its own truncated write left there); Memoria reads a zero. Both report INVALIDOBJ once the runs stop adding up; the bytes written before that can differ. Not generated",
     ),
     (
-        "SRANDMEMBER with a count below -2^27",
-        "Redis builds a reply of |count| members; Memoria refuses it with Redis's range error (the reply could not fit in memory); not generated",
+        "SRANDMEMBER/HRANDFIELD with a count below -2^27, or a negative count whose reply would pass 512 MiB",
+        "Redis builds a reply of |count| members; Memoria refuses it with Redis's range error (the reply could not fit in the engine's memory); not generated",
     ),
     ("PTTL, PEXPIRETIME, EXPIRETIME", "the two servers run each command at slightly different instants; compared as the class (-2, -1 or positive)"),
     (
@@ -52,7 +52,7 @@ pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
     ),
     ("ZRANDMEMBER", "random choices come from different generators; compared by shape (type, length) and membership"),
     (
-        "ZRANDMEMBER with a count below -2^27",
+        "ZRANDMEMBER with a count below -2^27, or a negative count whose reply would pass 512 MiB",
         "Redis builds the whole (huge) reply; Memoria refuses it with the out-of-range error rather than exhausting memory; not generated",
     ),
     ("ZSCAN (skiplist encoding)", "element order follows each server's own hash table; compared as a multiset of pairs"),

@@ -48,8 +48,9 @@ struct NodeArgs {
     #[arg(long, default_value_t = 30)]
     partial_request_timeout: u64,
     /// The watchdog: interrupt an engine call running longer than this many milliseconds
-    /// (its clients get an error, the engine is rebuilt from the log; 0: never).
-    #[arg(long, default_value_t = 5000)]
+    /// (its clients get an error, the engine is rebuilt from the log; 0: never). Off by
+    /// default: the engine then runs without the epoch checks it needs.
+    #[arg(long, default_value_t = 0)]
     engine_call_timeout: u64,
     /// client-output-buffer-limit as in redis.conf, e.g. "pubsub 32mb 8mb 60" (class hard
     /// soft soft-seconds; classes normal and pubsub are enforced); may be repeated.
@@ -352,7 +353,7 @@ async fn serve_cluster(a: &ServerArgs, api: memoria_log::LogHandle) -> anyhow::R
     let ports = sharded::ports(&n.bind, n.port, n.shards)?;
     let store = snapshot_store_of(n)?;
     let lease_ms = (a.lease_ms > 0).then_some(a.lease_ms);
-    let srv = sharded::start(n.shards, &ports, Some(shared), |_s, port| ServerOptions {
+    let srv = sharded::start(n.shards, &ports, Some(shared), net_of(n)?.config, |_s, port| ServerOptions {
         bind: n.bind.clone(),
         port,
         data_dir: n.data_dir.clone(),
@@ -517,7 +518,7 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
     }
     let ports = sharded::ports(&a.bind, a.port, a.shards)?;
     let limits = limits_of(&a);
-    let srv = sharded::start(a.shards, &ports, Some(shared), |_s, port| ServerOptions {
+    let srv = sharded::start(a.shards, &ports, Some(shared), net_of(&a)?.config, |_s, port| ServerOptions {
         bind: a.bind.clone(),
         port,
         data_dir: a.data_dir.clone(),

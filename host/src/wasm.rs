@@ -53,9 +53,9 @@ pub struct EngineFactory {
 }
 
 impl EngineFactory {
-    /// With the watchdog (epoch checks compiled into the engine's code).
+    /// Without the watchdog (`engine-call-timeout` off, the default).
     pub fn new() -> Result<Self, EngineError> {
-        Self::with_watchdog(true)
+        Self::with_watchdog(false)
     }
 
     /// `watchdog: false` compiles the engine without epoch checks: `engine-call-timeout`

@@ -80,7 +80,9 @@ const PARAMS: &[Param] = &[
     // Memoria's own: the host interrupts an engine call (one batch) that runs longer than
     // this many milliseconds (0: never), fails its clients and rebuilds the engine from
     // the log, so no request can hold a shard (see the watchdog in `host/src/wasm.rs`).
-    Param { name: "engine-call-timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "5000" },
+    // Off by default: the epoch checks it needs cost more than 3 % (benches/watchdog.rs);
+    // a node started with it off has no checks, and a CONFIG SET then has no effect.
+    Param { name: "engine-call-timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "0" },
     Param { name: "tls-port", alias: None, kind: Kind::Immutable, default: "0" },
     Param { name: "tls-cert-file", alias: None, kind: Kind::Immutable, default: "" },
     Param { name: "tls-key-file", alias: None, kind: Kind::Immutable, default: "" },

@@ -119,6 +119,12 @@ pub async fn start_in(opts: ServerOptions, place: Placement) -> anyhow::Result<R
     start_full(opts, place, NetOptions::default()).await
 }
 
+/// Whether host parameters `config` turn the watchdog on (`engine-call-timeout` > 0): the
+/// engine is then compiled with the epoch checks it needs.
+pub fn wants_watchdog(config: &[(String, String)]) -> bool {
+    config.iter().any(|(k, v)| k == "engine-call-timeout" && v.trim().parse::<u64>().is_ok_and(|ms| ms > 0))
+}
+
 /// [`start`] with TLS and connection limits.
 pub async fn start_with(opts: ServerOptions, net: NetOptions) -> anyhow::Result<RunningServer> {
     start_full(opts, Placement::default(), net).await
@@ -129,7 +135,7 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
     opts.auth.check_bind(&opts.bind)?;
     let factory = match place.factory.clone() {
         Some(f) => f,
-        None => EngineFactory::new()?,
+        None => EngineFactory::with_watchdog(wants_watchdog(&net.config))?,
     };
     let tls = match &net.tls {
         Some((port, s)) => {

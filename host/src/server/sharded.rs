@@ -57,15 +57,23 @@ pub fn ports(bind: &str, base: u16, n: u16) -> anyhow::Result<Vec<u16>> {
     Ok(held.iter().map(|l| l.local_addr().map(|a| a.port()).unwrap_or(0)).collect())
 }
 
-/// Starts shards `0..n`; `opts(s, port)` gives shard `s`'s options. Returns once every
-/// shard listens (or the first error).
-pub async fn start(n: u16, ports: &[u16], shared: Option<Arc<Shared>>, opts: impl Fn(u16, u16) -> ServerOptions) -> anyhow::Result<Sharded> {
+/// Starts shards `0..n`; `opts(s, port)` gives shard `s`'s options, `config` the host
+/// parameters every shard starts with (`maxclients`, `engine-call-timeout`…, checked like
+/// CONFIG SET). Returns once every shard listens (or the first error).
+pub async fn start(
+    n: u16,
+    ports: &[u16],
+    shared: Option<Arc<Shared>>,
+    config: Vec<(String, String)>,
+    opts: impl Fn(u16, u16) -> ServerOptions,
+) -> anyhow::Result<Sharded> {
     let mut out = Sharded { shards: Vec::new() };
-    let factory = crate::wasm::EngineFactory::new()?;
+    let factory = crate::wasm::EngineFactory::with_watchdog(server::wants_watchdog(&config))?;
     for s in 0..n {
         let factory = Some(factory.clone());
         let o = opts(s, ports[s as usize]);
         let shared = shared.clone();
+        let net = server::NetOptions { tls: None, no_plain: false, config: config.clone() };
         let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<SocketAddr>>();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let join = std::thread::Builder::new().name(format!("shard-{s}")).spawn(move || {
@@ -77,7 +85,7 @@ pub async fn start(n: u16, ports: &[u16], shared: Option<Arc<Shared>>, opts: imp
                 }
             };
             rt.block_on(async move {
-                match server::start_in(o, Placement { shard: s, shared, factory }).await {
+                match server::start_full(o, Placement { shard: s, shared, factory }, net).await {
                     Ok(srv) => {
                         let _ = ready_tx.send(Ok(srv.addr));
                         let _ = stop_rx.await;

@@ -515,7 +515,6 @@ fn cve_2021_32761_bit_offsets_on_the_32_bit_engine() {
 /// every string write and bit offset, 8589934593 becomes 1, and 9223372036854775807 caps
 /// offsets at 4 GiB where redis-server reads a zero.
 #[test]
-#[ignore = "bug: proto-max-bulk-len is truncated to 32 bits in the wasm32 engine: after CONFIG SET proto-max-bulk-len 4294967296, `SETRANGE k 0 x` answers -ERR string exceeds maximum allowed size and `SETBIT b 0 1` -ERR bit offset is not an integer or out of range"]
 fn cve_2021_21309_proto_max_bulk_len_on_the_32_bit_engine() {
     let m = Memoria::start();
     let r = RedisServer::start(&[]);
@@ -553,7 +552,6 @@ fn cve_2021_21309_proto_max_bulk_len_on_the_32_bit_engine() {
 /// error answers). The wasm32 engine agrees on 4294967297 (its usize is 32 bits) but wraps
 /// the key span of 9223372036854775807 and checks the destination: -NOPERM.
 #[test]
-#[ignore = "bug: for a user without access to dst, `ZUNIONSTORE dst 9223372036854775807 a` answers -NOPERM on the wasm32 engine (usize overflow in acl::for_each_key's numkeys span); Redis: -ERR syntax error, and ACL DRYRUN +OK"]
 fn cve_2023_36824_numkeys_on_the_32_bit_engine() {
     let m = Memoria::start();
     let r = RedisServer::start(&[]);
@@ -593,7 +591,6 @@ fn cve_2023_36824_numkeys_on_the_32_bit_engine() {
 /// memory and traps, the connection drops and the shard's engine is rebuilt (without a
 /// log, empty). The reply should be the same range error.
 #[test]
-#[ignore = "bug: `SRANDMEMBER k -100000000` on a set of one 1000-byte member traps the wasm32 engine (out of memory building a 100 GB reply): the client is dropped and the engine rebuilt (data lost without a log)"]
 fn cve_2023_25155_reply_larger_than_the_engine() {
     let m = Memoria::start();
     let mut c = Raw::connect(m.port);

@@ -178,7 +178,7 @@ impl Shard {
                     if let crate::wasm::EngineError::Interrupted(ms) = e {
                         self.interrupted(&input, ms);
                     }
-                    self.crashed(e).await
+                    self.crashed(e, &input).await
                 }
             }
             self.batch.buf = input;

@@ -42,8 +42,16 @@ impl Shard {
 
     /// A trap destroyed the instance: fail the batch, drop this shard's clients (their
     /// MULTI/SELECT state went with it) and rebuild — from the log when there is one.
-    pub(super) async fn crashed(&mut self, e: crate::wasm::EngineError) {
+    pub(super) async fn crashed(&mut self, e: crate::wasm::EngineError, batch: &[u8]) {
         tracing::error!(shard = self.id, error = %e, "engine trapped; rebuilding the shard's engine");
+        // Every command of the batch is answered with the error too, after its client's
+        // earlier replies: held behind a sequence that is never acknowledged, so the
+        // failure below turns each into the error, in order.
+        for rec in memoria_core::protocol::batch::BatchReader::new(batch) {
+            if rec.kind == memoria_core::protocol::batch::REC_COMMAND && self.clients.contains_key(&rec.client) {
+                self.gate.deliver_n(rec.client, u64::MAX, b"", false, 1);
+            }
+        }
         match e {
             crate::wasm::EngineError::Interrupted(ms) => {
                 let msg =

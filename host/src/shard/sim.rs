@@ -23,28 +23,10 @@ use std::time::Instant;
 use memoria_core::engine::Engine;
 use memoria_core::protocol::batch::{self, BatchWriter, EffectReader};
 use memoria_core::protocol::resp::{encode_command, read_command};
+use memoria_core::util::Rng;
 
 use super::blocking::Blocking;
 use super::gate::Gate;
-
-/// splitmix64: a seed gives the whole run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Outcome {
@@ -195,7 +177,7 @@ struct World {
 impl World {
     fn new(seed: u64, clients: usize) -> World {
         let mut w = World {
-            rng: Rng(seed),
+            rng: Rng::new(seed),
             engine: Engine::new(seed),
             gate: Gate::new(memoria_core::commands::table::index(), Instant::now()),
             blocking: Blocking::new(),
@@ -282,7 +264,7 @@ impl World {
             self.clients.iter_mut().find(|c| c.id == id).expect("a connected client").sent.push_back(cmd);
         }
         self.now_us += 1000;
-        let out = self.engine.execute(&b.buf, self.now_us, self.rng.next());
+        let out = self.engine.execute(&b.buf, self.now_us, self.rng.next_u64());
         let routed = self.gate.route(&b.buf, &out, true, &mut self.blocking, |_| true);
         assert!(routed.config.is_empty() && routed.failovers.is_empty() && routed.dropped.is_empty() && routed.waits.is_empty());
     }
@@ -333,7 +315,7 @@ impl World {
         self.gate.fail_all(&msg, ids.into_iter());
         self.deliver();
         assert!(self.clients.is_empty(), "every client was closed");
-        self.engine = Engine::new(self.rng.next());
+        self.engine = Engine::new(self.rng.next_u64());
         for e in &self.log.entries {
             self.engine.apply(e, self.now_us).expect("the log's effects apply");
         }
@@ -420,7 +402,7 @@ fn run(seed: u64, steps: u32) -> (usize, usize) {
     while w.step < steps {
         w.step += 1;
         // Client traffic and the log's answers interleave in a seeded order.
-        if w.rng.chance(60) {
+        if w.rng.below(100) < 60 {
             w.run_batch();
         }
         w.log_answers(false);

@@ -61,11 +61,7 @@ fn spawn_memoria(extra: &[&str]) -> (Child_, u16) {
         .spawn()
         .expect("memoria binary");
     let child = Child_(child);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "memoria did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_listening(port);
     (child, port)
 }
 

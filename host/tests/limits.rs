@@ -280,11 +280,7 @@ fn a_slow_subscriber_is_dropped_at_its_output_limit_and_memory_stays_bounded() {
         .expect("memoria binary");
     let child = Child_(child);
     let pid = child.0.id();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "memoria did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_listening(port);
     const SIZE: usize = 16 * 1024;
     // Warm up with every client reading (the engine's linear memory and the allocator
     // reach their working size), so growth afterwards is the slow subscriber's backlog.

@@ -20,19 +20,9 @@ fn sigterm_stops_a_node_whose_shard_is_busy() {
         .stderr(stderr.reopen().unwrap())
         .spawn()
         .expect("memoria binary");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "memoria did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_listening(port);
     let mut c = Raw::connect(port);
-    // A list whose SORT ALPHA takes a while (the cost is bounded by its arguments: a
-    // legitimate request, just a slow one).
-    for chunk in 0..1000 {
-        let mut args = vec!["RPUSH".to_string(), "big".to_string()];
-        args.extend((0..1000).map(|i| format!("member-{}", (chunk * 7919 + i * 104729) % 1_000_003)));
-        assert!(c.cmd(&args).starts_with(b":"));
-    }
+    common::push_big_list(&mut c, "big", 1000);
     let t = Instant::now();
     assert!(c.cmd(&["SORT", "big", "ALPHA", "LIMIT", "0", "1"]).starts_with(b"*1"));
     let one = t.elapsed().max(Duration::from_millis(1));

@@ -5,7 +5,6 @@
 mod common;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use common::Raw;
 
@@ -32,19 +31,11 @@ fn a_call_past_engine_call_timeout_is_interrupted_and_the_shard_serves_again() {
             .spawn()
             .expect("memoria binary"),
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "memoria did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_listening(port);
     let mut c = Raw::connect(port);
     assert_eq!(c.cmd(&["CONFIG", "GET", "engine-call-timeout"]), b"*2\r\n$19\r\nengine-call-timeout\r\n$4\r\n1000\r\n");
     assert_eq!(c.cmd(&["SET", "acknowledged", "before"]), b"+OK\r\n");
-    for chunk in 0..100 {
-        let mut args = vec!["RPUSH".to_string(), "big".to_string()];
-        args.extend((0..1000).map(|i| format!("member-{}", (chunk * 7919 + i * 104729) % 1_000_003)));
-        assert!(c.cmd(&args).starts_with(b":"));
-    }
+    common::push_big_list(&mut c, "big", 100);
     // One SORT is well within the limit; hundreds in one batch (one engine call) are not.
     assert!(c.cmd(&["SORT", "big", "ALPHA", "LIMIT", "0", "1"]).starts_with(b"*1"));
     let mut pipeline = Vec::new();

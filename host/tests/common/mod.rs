@@ -306,3 +306,22 @@ pub fn wait_blocked(port: u16, n: usize) {
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// Waits until something listens on loopback `port` (a `memoria` process starting).
+pub fn wait_listening(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "memoria did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Fills list `key` with `thousands` × 1000 distinct-looking members (a list whose SORT
+/// ALPHA takes a while: a legitimate request, just a slow one).
+pub fn push_big_list(c: &mut Raw, key: &str, thousands: usize) {
+    for chunk in 0..thousands {
+        let mut args = vec!["RPUSH".to_string(), key.to_string()];
+        args.extend((0..1000).map(|i| format!("member-{}", (chunk * 7919 + i * 104729) % 1_000_003)));
+        assert!(c.cmd(&args).starts_with(b":"));
+    }
+}

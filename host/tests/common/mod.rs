@@ -167,10 +167,15 @@ pub struct Raw {
 
 impl Raw {
     pub fn connect(port: u16) -> Raw {
-        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        s.set_nodelay(true).unwrap();
-        Raw { s, buf: Vec::new() }
+        Raw::try_connect(port).expect("connect")
+    }
+
+    /// Connects, or `None` when nothing listens (a node a test has just killed).
+    pub fn try_connect(port: u16) -> Option<Raw> {
+        let s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+        s.set_nodelay(true).ok()?;
+        Some(Raw { s, buf: Vec::new() })
     }
 
     pub fn send<A: AsRef<[u8]>>(&mut self, args: &[A]) {

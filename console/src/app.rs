@@ -594,7 +594,14 @@ fn SlotsView() -> impl IntoView {
     }
 }
 
-fn slots_body(p: SlotsPage) -> impl IntoView {
+fn slots_body(p: SlotsPage) -> AnyView {
+    if p.standalone {
+        return view! {
+            {error_list(p.errors)}
+            <p id="standalone" class="muted">"Cluster mode is off: this deployment is one standalone server with 16 databases, so keys have no slots. Slots and their moves apply to memoria up --cluster or --shards N."</p>
+        }
+        .into_any();
+    }
     let segs = grid_segments(&p.shards);
     let cell = 5u32;
     let size = 128 * cell;
@@ -650,6 +657,7 @@ fn slots_body(p: SlotsPage) -> impl IntoView {
             }.into_any()
         }}
     }
+    .into_any()
 }
 
 /// Move slot ranges between shards: a form, a confirmation, then the move runs in the

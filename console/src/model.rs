@@ -166,6 +166,8 @@ pub struct LogRow {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SlotsPage {
+    /// The nodes run without cluster mode: there are no slots to show.
+    pub standalone: bool,
     pub shards: Vec<SlotOwner>,
     /// Migrations in progress, from the cluster log.
     pub migrations: Vec<Migration>,

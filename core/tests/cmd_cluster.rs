@@ -39,7 +39,17 @@ fn routing_by_slot() {
     ck(&mut h, "DBSIZE", int(3));
     // Database 0 only.
     ck(&mut h, "SELECT 1", err("ERR SELECT is not allowed in cluster mode"));
+    ck(&mut h, "SELECT 99", err("ERR SELECT is not allowed in cluster mode"));
     ck(&mut h, "SELECT 0", "+OK\r\n");
+    ck(&mut h, "SET {b}m 1", "+OK\r\n");
+    ck(&mut h, "MOVE {b}m 1", err("ERR MOVE is not allowed in cluster mode"));
+    ck(&mut h, "SWAPDB 0 1", err("ERR SWAPDB is not allowed in cluster mode"));
+    ck(&mut h, "COPY {b}m {b}n", int(1));
+    // INFO says cluster mode as redis-server does; the slot-map facts stay internal.
+    let info = bulk_text(&h.c("INFO"));
+    assert!(info.contains("\r\nredis_mode:cluster\r\n") && info.contains("# Cluster\r\ncluster_enabled:1\r\n"), "{info}");
+    assert!(!info.contains("cluster_slots") && !info.contains("cluster_node"), "{info}");
+    ck(&mut h, "DEL {b}m {b}n", int(2));
     // A redirected command inside MULTI aborts the transaction, as in Redis.
     ck(&mut h, "MULTI", "+OK\r\n");
     ck(&mut h, "SET bar 2", "+QUEUED\r\n");

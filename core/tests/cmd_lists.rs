@@ -462,6 +462,27 @@ fn blocking_protocol_at_the_engine_boundary() {
     assert!(m.batch(&[(9, "INFO clients")], &[])[0].reply.contains("blocked_clients:0"));
 }
 
+/// A list that arrives in a waiter's database by MOVE or SWAPDB serves it, as in Redis
+/// (dbAdd and scanDatabaseForReadyKeys signal the key).
+#[test]
+fn waiters_are_served_by_move_and_swapdb() {
+    let mut m = Multi::new();
+    m.batch(&[(1, "SELECT 1"), (1, "BLPOP q 0")], &[]);
+    let out = m.batch(&[(2, "RPUSH q a b"), (2, "MOVE q 1")], &[]);
+    assert_eq!(out[1].reply, int(1));
+    assert_eq!((out[2].kind, out[2].client, out[2].reply.as_str()), (batch::REC_UNBLOCKED, 1, "*2\r\n$1\r\nq\r\n$1\r\na\r\n"));
+    // Client 3 waits in database 4; database 1's list comes to it by SWAPDB.
+    m.batch(&[(3, "SELECT 4"), (3, "BRPOP q 0")], &[]);
+    let out = m.batch(&[(2, "SWAPDB 1 4")], &[]);
+    assert_eq!(out[0].reply, "+OK\r\n");
+    assert_eq!((out[1].kind, out[1].client, out[1].reply.as_str()), (batch::REC_UNBLOCKED, 3, "*2\r\n$1\r\nq\r\n$1\r\nb\r\n"));
+    // A waiter whose key is not in the incoming database keeps waiting.
+    m.batch(&[(5, "SELECT 6"), (5, "BLPOP q 0")], &[]);
+    let out = m.batch(&[(2, "SWAPDB 6 7")], &[]);
+    assert_eq!(out.len(), 1);
+    assert!(m.batch(&[(9, "INFO clients")], &[])[0].reply.contains("blocked_clients:1"));
+}
+
 #[test]
 fn blocking_commands_without_waiting() {
     let mut h = H::new();

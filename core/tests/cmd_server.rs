@@ -177,7 +177,11 @@ fn info_sections() {
     ck(&mut h, "INFO foo", "$0\r\n\r\n");
     let all = bulk_text(&h.c("INFO"));
     let sections: Vec<&str> = all.lines().filter(|l| l.starts_with("# ")).collect();
-    assert_eq!(sections, ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication", "# Keyspace"]);
+    assert_eq!(sections, ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication", "# Cluster", "# Keyspace"]);
+    // A standalone node says so as redis-server does; the facts behind cluster routing are
+    // not INFO lines.
+    assert_eq!(bulk_text(&h.c("INFO cluster")), "# Cluster\r\ncluster_enabled:0\r\n");
+    assert!(all.contains("\r\nredis_mode:standalone\r\n"), "{all:?}");
     assert!(all.ends_with("\r\n") && !all.ends_with("\r\n\r\n"), "{all:?}");
     assert!(all.contains("\r\n\r\n# Clients\r\n"), "sections are separated by a blank line");
     for l in all.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {

@@ -1,7 +1,8 @@
-//! `memoria up` as a user meets it: cluster.json tells the truth about the nodes, the
-//! stable endpoint leads to the primary, nodes answer CLUSTER SLOTS/SHARDS and redirect
-//! writes sent to a replica with -MOVED, and WAIT counts the replicas that applied the
-//! caller's writes.
+//! `memoria up --cluster` as a cluster-aware user meets it: cluster.json tells the truth
+//! about the nodes, the stable endpoint leads to the primary, nodes answer CLUSTER
+//! SLOTS/SHARDS and redirect writes sent to a replica with -MOVED, and WAIT counts the
+//! replicas that applied the caller's writes. (Without --cluster one shard is a standalone
+//! server: `standalone.rs`.)
 
 mod common;
 
@@ -20,7 +21,7 @@ fn int(r: Reply) -> i64 {
 #[test]
 fn nodes_cluster_json_cluster_commands_and_wait() {
     let dir = tempdir("up");
-    let up = Up::start(&dir, 2, None);
+    let up = Up::start_with(&dir, 2, None, vec!["--cluster".into()]);
     let c = up.wait_all_serving(Duration::from_secs(60));
     assert_eq!(c.nodes.len(), 3);
     for n in &c.nodes {

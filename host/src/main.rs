@@ -164,6 +164,11 @@ struct UpArgs {
     /// Do not start the web console (`memoria-console` on --console-port).
     #[arg(long)]
     no_console: bool,
+    /// Cluster mode with one shard (a one-shard Redis Cluster, for cluster-aware clients:
+    /// CLUSTER SLOTS, -MOVED, database 0 only). Without it one shard is a standalone Redis
+    /// with 16 databases; --shards N > 1 is always cluster mode.
+    #[arg(long)]
+    cluster: bool,
     /// Require a login with this token in the web console.
     #[arg(long, env = "MEMORIA_CONSOLE_TOKEN", hide_env_values = true)]
     console_token: Option<String>,
@@ -201,7 +206,8 @@ struct ServerArgs {
     #[arg(long, default_value_t = memoria_host::lease::DEFAULT_LEASE_MS)]
     lease_ms: u64,
     /// Cluster mode: answer CLUSTER SLOTS/SHARDS/NODES and redirect writes sent to a
-    /// replica to the primary with -MOVED (`memoria up` runs its nodes so).
+    /// replica to the primary with -MOVED (`memoria up --cluster` or `--shards N > 1`
+    /// runs its nodes so).
     #[arg(long)]
     cluster: bool,
 }
@@ -379,7 +385,7 @@ async fn serve_cluster(a: &ServerArgs, api: memoria_log::LogHandle) -> anyhow::R
 async fn up(u: UpArgs) -> anyhow::Result<()> {
     let snapshots = (!u.no_snapshots).then(|| u.snapshot_policy.clone());
     if u.node.in_memory || u.single_process {
-        return up_single(u.node, snapshots).await;
+        return up_single(u.node, u.cluster, snapshots).await;
     }
     let a = &u.node;
     net_of(a)?; // every flag checked before anything starts
@@ -416,6 +422,7 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
         data_dir: a.data_dir.clone().into(),
         replicas: u.replicas,
         shards: a.shards,
+        cluster: u.cluster || a.shards > 1,
         lease_ms: u.lease_ms,
         node_args,
         snapshots,
@@ -428,7 +435,7 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
 }
 
 /// `memoria up --single-process` (the log embedded, one node) or `--in-memory` (no log).
-async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule::Policy>) -> anyhow::Result<()> {
+async fn up_single(a: NodeArgs, cluster: bool, policy: Option<memoria_host::snapshot::schedule::Policy>) -> anyhow::Result<()> {
     let limits = limits_of(&a);
     let log = if a.in_memory {
         None
@@ -439,7 +446,7 @@ async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule:
         println!("log: embedded SQLite at {} (every write is durable before it is acknowledged)", path.display());
         Some(memoria_log::LogHandle::Embedded(core))
     };
-    if a.shards > 1 {
+    if a.shards > 1 || cluster {
         return up_single_sharded(a, log, policy).await;
     }
     let node = format!("{}:{}", a.bind, a.port);
@@ -486,8 +493,8 @@ async fn up_single(a: NodeArgs, policy: Option<memoria_host::snapshot::schedule:
     Ok(())
 }
 
-/// `memoria up --in-memory|--single-process --shards N`: one process, N shard threads on
-/// ports --port … --port + N - 1, in cluster mode.
+/// `memoria up --in-memory|--single-process --shards N` (or `--cluster`): one process, N
+/// shard threads on ports --port … --port + N - 1, in cluster mode.
 async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, policy: Option<memoria_host::snapshot::schedule::Policy>) -> anyhow::Result<()> {
     use memoria_host::cluster;
     use memoria_host::server::sharded;

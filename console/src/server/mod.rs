@@ -414,6 +414,11 @@ impl Console {
         }
     }
 
+    /// Whether any watched node says it runs without cluster mode (a standalone server).
+    fn standalone(&self) -> bool {
+        self.nodes.lock().unwrap().values().any(|s| field(&s.info, "cluster_enabled") == Some("0"))
+    }
+
     fn slots_of_primary(&self, addr: &str) -> Vec<(u16, u16, String)> {
         self.nodes.lock().unwrap().get(addr).map(|s| s.slots.clone()).unwrap_or_default()
     }
@@ -660,7 +665,7 @@ impl Console {
 
     pub async fn slots_page(self: &Arc<Self>) -> SlotsPage {
         let o = self.overview().await;
-        let mut page = SlotsPage { errors: o.errors.clone(), console_move: self.moves.status(), ..Default::default() };
+        let mut page = SlotsPage { errors: o.errors.clone(), console_move: self.moves.status(), standalone: self.standalone(), ..Default::default() };
         for s in &o.shards {
             page.shards.push(SlotOwner { shard: s.id, primary: s.primary.clone(), ranges: s.slots.clone() });
         }

@@ -29,17 +29,12 @@ pub fn echo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn select(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let Some(n) = ctx.int_arg(argv[1]) else { return };
-    if n < i32::MIN as i64 || n > i32::MAX as i64 {
-        return ctx.err(crate::util::NOT_AN_INT_RANGE);
-    }
-    if n < 0 || n >= crate::server::state::NUM_DBS as i64 {
-        return ctx.err("ERR DB index is out of range");
-    }
-    if n != 0 && ctx.st.cluster.is_some() {
+    // Redis checks cluster mode before the range: SELECT 99 there is "not allowed".
+    if ctx.st.cluster.is_some() && crate::util::parse_i64(argv[1]).is_some_and(|n| n != 0 && i32::try_from(n).is_ok()) {
         return ctx.err("ERR SELECT is not allowed in cluster mode");
     }
-    ctx.client.db = n as usize;
+    let Some(n) = crate::commands::db::db_index(ctx, argv[1]) else { return };
+    ctx.client.db = n;
     ctx.reply.ok();
 }
 

@@ -340,14 +340,8 @@ pub fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         if eq_ic(argv[j], b"REPLACE") {
             replace = true;
         } else if eq_ic(argv[j], b"DB") && j + 1 < argv.len() {
-            let Some(n) = ctx.int_arg(argv[j + 1]) else { return };
-            if n < i32::MIN as i64 || n > i32::MAX as i64 {
-                return ctx.err(crate::util::NOT_AN_INT_RANGE);
-            }
-            if n < 0 || n as usize >= crate::server::state::NUM_DBS {
-                return ctx.err("ERR DB index is out of range");
-            }
-            dst_db = n as usize;
+            let Some(n) = crate::commands::db::db_index(ctx, argv[j + 1]) else { return };
+            dst_db = n;
             j += 1;
         } else {
             return ctx.syntax_error();

@@ -167,6 +167,11 @@ fn section_wanted(args: &[&[u8]], name: &str, default: bool) -> bool {
     args.iter().any(|a| eq_ic(a, name.as_bytes()) || eq_ic(a, b"all") || eq_ic(a, b"everything") || (eq_ic(a, b"default") && default))
 }
 
+/// INFO with these arguments shows the keyspace section (key counts per database).
+pub fn info_shows_keyspace(argv: &[&[u8]]) -> bool {
+    section_wanted(&argv[1..], "keyspace", true)
+}
+
 pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let args = &argv[1..];
     let st = &*ctx.st;
@@ -176,7 +181,8 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         s.push_str("# Server\r\n");
         s.push_str(&format!("redis_version:{}\r\n", crate::commands::connection::REDIS_VERSION));
         s.push_str(&format!("memoria_version:{}\r\n", env!("CARGO_PKG_VERSION")));
-        s.push_str("redis_mode:standalone\r\narch_bits:32\r\nmultiplexing_api:tokio\r\n");
+        let mode = if st.cluster.is_some() { "cluster" } else { "standalone" };
+        s.push_str(&format!("redis_mode:{mode}\r\narch_bits:32\r\nmultiplexing_api:tokio\r\n"));
         for line in st.server_info.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             s.push_str(&String::from_utf8_lossy(line));
             s.push_str("\r\n");
@@ -218,10 +224,14 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if section_wanted(args, "replication", true) {
         s.push_str("# Replication\r\n");
         s.push_str(if st.replica_mode { "role:slave\r\n" } else { "role:master\r\nconnected_slaves:0\r\n" });
-        for (k, v) in &st.role_info {
+        // The cluster facts in role_info are the slot map for routing, not INFO lines.
+        for (k, v) in st.role_info.iter().filter(|(k, _)| !k.starts_with("cluster_")) {
             s.push_str(&format!("{k}:{v}\r\n"));
         }
         s.push_str("\r\n");
+    }
+    if section_wanted(args, "cluster", true) {
+        s.push_str(&format!("# Cluster\r\ncluster_enabled:{}\r\n\r\n", u8::from(st.cluster.is_some())));
     }
     if section_wanted(args, "keyspace", true) {
         s.push_str("# Keyspace\r\n");

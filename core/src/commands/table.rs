@@ -3,7 +3,7 @@
 
 use crate::commands::cluster;
 use crate::commands::pubsub;
-use crate::commands::{acl, bitmap, connection as conn, hash, hll, keys, list, migrate, multi, server, set, sort, stream, string, zset};
+use crate::commands::{acl, bitmap, connection as conn, db, hash, hll, keys, list, migrate, multi, server, set, sort, stream, string, zset};
 
 use crate::server::spec::flags::*;
 use crate::server::spec::{CommandIndex, CommandSpec, Movable};
@@ -24,6 +24,7 @@ macro_rules! cmd {
             subcommands: &[],
             movable: Movable::No,
             bare: None,
+            keyspace_if: None,
         }
     };
 }
@@ -44,6 +45,7 @@ macro_rules! container {
             subcommands: $subs,
             movable: Movable::No,
             bare: None,
+            keyspace_if: None,
         }
     };
 }
@@ -160,8 +162,8 @@ pub static CLUSTER_SUBCOMMANDS: [CommandSpec; 10] = [
     cmd!("cluster|myid", 2, STALE, NK, "cluster", "3.0.0", "Returns the ID of a node.", cluster::myid),
     cmd!("cluster|myshardid", 2, STALE, NK, "cluster", "7.2.0", "Returns the shard ID of a node.", cluster::myshardid),
     cmd!("cluster|keyslot", 3, STALE, NK, "cluster", "3.0.0", "Returns the hash slot for a key.", cluster::keyslot),
-    cmd!("cluster|countkeysinslot", 3, STALE, NK, "cluster", "3.0.0", "Returns the number of keys in a hash slot.", cluster::countkeysinslot),
-    cmd!("cluster|getkeysinslot", 4, STALE, NK, "cluster", "3.0.0", "Returns the key names in a hash slot.", cluster::getkeysinslot),
+    cmd!("cluster|countkeysinslot", 3, STALE | KEYSPACE, NK, "cluster", "3.0.0", "Returns the number of keys in a hash slot.", cluster::countkeysinslot),
+    cmd!("cluster|getkeysinslot", 4, STALE | KEYSPACE, NK, "cluster", "3.0.0", "Returns the key names in a hash slot.", cluster::getkeysinslot),
     cmd!("cluster|help", 2, LOADING | STALE, NK, "cluster", "5.0.0", "Returns helpful text about the different subcommands.", cluster::help),
 ];
 
@@ -281,9 +283,15 @@ pub static COMMANDS: &[CommandSpec] = &[
     },
     container!("acl", -2, "server", "6.0.0", "A container for Access List Control commands.", &ACL_SUBCOMMANDS),
     container!("config", -2, "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBCOMMANDS),
-    cmd!("info", -1, LOADING | STALE, NK, "server", "1.0.0", "Returns information and statistics about the server.", server::info),
+    // INFO keyspace counts keys: it waits for pending writes as DBSIZE does. Other sections
+    // (INFO replication, which failover tooling polls while a primary is cut off) do not.
+    CommandSpec {
+        keyspace_if: Some(server::info_shows_keyspace),
+        ..cmd!("info", -1, LOADING | STALE, NK, "server", "1.0.0", "Returns information and statistics about the server.", server::info)
+    },
     cmd!("dbsize", 1, RF | KEYSPACE, NK, "server", "1.0.0", "Returns the number of keys in the database.", server::dbsize),
     cmd!("flushdb", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from the current database.", server::flushdb),
+    cmd!("swapdb", 3, WF, NK, "server", "4.0.0", "Swaps two Redis databases.", db::swapdb),
     cmd!("flushall", -1, W | KEYSPACE, NK, "server", "1.0.0", "Removes all keys from all databases.", server::flushall),
     cmd!("time", 1, LOADING | STALE | FAST, NK, "server", "2.6.0", "Returns the server time.", server::time),
     cmd!("role", 1, NOSCRIPT | LOADING | STALE | FAST, NK, "server", "2.8.12", "Returns the replication role.", server::role),
@@ -367,6 +375,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("rename", 3, W, (1, 2, 1), "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename),
     cmd!("renamenx", 3, WF, (1, 2, 1), "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", keys::renamenx),
     cmd!("copy", -3, WD, (1, 2, 1), "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy),
+    cmd!("move", 3, WF, K1, "generic", "1.0.0", "Moves a key to another database.", db::move_key),
     cmd!(
         "touch",
         -2,

@@ -109,6 +109,11 @@ impl BlockingKeys {
         self.appended.iter().any(|(d, k)| *d == db && **k == *key)
     }
 
+    /// The keys of `db` that someone waits on.
+    pub fn keys_in(&self, db: u8) -> Vec<Box<[u8]>> {
+        self.waiters.keys().filter(|(d, _)| *d == db).map(|(_, k)| k.clone()).collect()
+    }
+
     /// The waiters of a key, in blocking order (a copy: serving changes the queue).
     pub fn waiters(&self, db: u8, key: &[u8]) -> Vec<u64> {
         self.waiters.get(&(db, Box::from(key))).map(|q| q.iter().copied().collect()).unwrap_or_default()

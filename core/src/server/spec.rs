@@ -84,7 +84,13 @@ pub struct CommandSpec {
     /// A container called without a subcommand runs this one (bare COMMAND lists every
     /// command through COMMAND INFO); None: it is an arity error.
     pub bare: Option<&'static CommandSpec>,
+    /// Observes the whole keyspace only with some arguments (INFO with its keyspace
+    /// section): the host's tracker then holds it as it holds a KEYSPACE command.
+    pub keyspace_if: Option<ArgsPredicate>,
 }
+
+/// A test on a command's arguments (name included).
+pub type ArgsPredicate = fn(&[&[u8]]) -> bool;
 
 /// How a command with movable keys names them.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -101,6 +107,12 @@ pub enum Movable {
 }
 
 impl CommandSpec {
+    /// Whether this invocation reads the whole keyspace (its count, its keys, a key named
+    /// by a pattern): a reply the host holds until every pending write is durable.
+    pub fn reads_keyspace(&self, argv: &[&[u8]]) -> bool {
+        self.flags & (KEYSPACE | EXEC) != 0 || self.keyspace_if.is_some_and(|f| f(argv))
+    }
+
     pub fn is_write(&self) -> bool {
         self.flags & WRITE != 0
     }
@@ -187,7 +199,7 @@ impl CommandSpec {
             "wait" | "asking" | "readonly" | "readwrite" => CAT_CONNECTION,
             "info" | "keys" => CAT_DANGEROUS,
             "dbsize" => CAT_KEYSPACE,
-            "flushdb" | "flushall" => CAT_KEYSPACE | CAT_DANGEROUS,
+            "flushdb" | "flushall" | "swapdb" => CAT_KEYSPACE | CAT_DANGEROUS,
             "role" | "lastsave" => CAT_ADMIN | CAT_DANGEROUS,
             "xread" | "xreadgroup" => CAT_BLOCKING,
             "sort" | "sort_ro" => CAT_SET | CAT_SORTEDSET | CAT_LIST | CAT_DANGEROUS,

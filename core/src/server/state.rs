@@ -221,6 +221,31 @@ impl State {
         self.cas_dirty.extend(dirty);
     }
 
+    /// SWAPDB a b: marks every watcher (in either database) of a key that exists in a or b,
+    /// before the swap: what it watched is about to change (Redis's touchAllWatchedKeysInDb
+    /// both ways).
+    pub fn touch_watched_in_swap(&mut self, a: usize, b: usize) {
+        let mut dirty = Vec::new();
+        for (k, ids) in self.watched.iter() {
+            let d = k[0] as usize;
+            let key = &k[1..];
+            if (d == a || d == b) && (self.dbs[a].keys.contains_key(key) || self.dbs[b].keys.contains_key(key)) {
+                dirty.extend_from_slice(ids);
+            }
+        }
+        self.cas_dirty.extend(dirty);
+    }
+
+    /// Offers every key of `db` that has waiters and now exists to them (after SWAPDB
+    /// brought in other data; Redis's scanDatabaseForReadyKeys).
+    pub fn signal_existing_waiters(&mut self, db: usize) {
+        for key in self.blocking.keys_in(db as u8) {
+            if self.dbs[db].keys.contains_key(&key) {
+                self.blocking.signal(db as u8, &key);
+            }
+        }
+    }
+
     pub fn used_memory(&self) -> usize {
         (self.memory_probe)()
     }

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use memoria_core::protocol::batch::{EffectReader, WaitRequest};
 use memoria_core::protocol::resp;
-use memoria_core::server::spec::{CommandIndex, flags};
+use memoria_core::server::spec::CommandIndex;
 
 use super::ReplyMsg;
 use super::stats::Latency;
@@ -108,7 +108,7 @@ impl Gate {
         let Some(spec) = self.index.resolve(&argv) else { return 0 };
         // Whole-keyspace reads, and EXEC (whose queued reads the host does not see), wait
         // for every pending write.
-        if spec.flags & (flags::KEYSPACE | flags::EXEC) != 0 {
+        if spec.reads_keyspace(&argv) {
             return self.tracker.need_all();
         }
         let mut idx = Vec::new();

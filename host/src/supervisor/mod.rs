@@ -35,6 +35,9 @@ pub struct UpOptions {
     /// Shards: every node process runs one node of each (node i's shard s listens on
     /// `node_port_base + i * shards + s`).
     pub shards: u16,
+    /// Cluster mode (`--cluster`, or more than one shard); otherwise a standalone server
+    /// with 16 databases.
+    pub cluster: bool,
     pub lease_ms: u64,
     /// Extra arguments for every node (`memoria server …`): limits and the like.
     pub node_args: Vec<String>,
@@ -241,10 +244,12 @@ fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Pat
         format!("{}:{port}", opts.bind),
         "--lease-ms".into(),
         opts.lease_ms.to_string(),
-        "--cluster".into(),
         "--snapshot-store".into(),
         snapshot_store.to_string(),
     ];
+    if opts.cluster {
+        a.push("--cluster".into());
+    }
     if let Some(t) = &opts.tls {
         a.extend(["--tls-port".to_string(), (t.node_port_base + (port - opts.node_port_base)).to_string()]);
         a.extend(t.node_args.iter().cloned());

@@ -483,6 +483,42 @@ fn cve_2021_41099_strings_with_huge_proto_max_bulk_len() {
 }
 
 // ---------------------------------------------------------------------------------------
+// CVE-2021-29477, CVE-2021-32625: LCS (STRALGO LCS) table sizes
+// ---------------------------------------------------------------------------------------
+
+/// CVE-2021-29477 and CVE-2021-32625: the size of STRALGO LCS's table, (len_a + 1) *
+/// (len_b + 1) cells, overflowed (on 32-bit builds too) and the heap was corrupted. 7.0's
+/// LCS compares the size in 64 bits with proto-max-bulk-len; the replies below at the default
+/// limit are redis-server 7.0.15's (65535 x 65536 is 2^32 + 65536 cells, 65536 in 32 bits).
+/// With the limit raised as far as it goes, a table the engine could not hold (3 GiB: the
+/// wasm32 engine ends at 4 GiB) is refused with the same error where Redis would allocate it
+/// (DELIBERATE_DIFFERENCES); no size is ever cut to 32 bits.
+#[test]
+fn cve_2021_29477_lcs_table_sizes() {
+    let mut h = H::new();
+    let too_large = err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    let set = |h: &mut H, k: &str, n: usize, c: &str| ck(h, &format!("SET {k} {}", c.repeat(n)), OK);
+    for (n, m) in [(12000, 12000), (65535, 65536), (11585, 11584)] {
+        set(&mut h, "a", n, "x");
+        set(&mut h, "b", m, "y");
+        for opts in ["", " LEN", " IDX", " IDX WITHMATCHLEN"] {
+            ck(&mut h, &format!("LCS a b{opts}"), &too_large);
+        }
+    }
+    huge_limits(&mut h);
+    for (n, m) in [(65535, 65536), (40000, 40000)] {
+        set(&mut h, "a", n, "x");
+        set(&mut h, "b", m, "y");
+        for opts in ["", " LEN", " IDX"] {
+            ck(&mut h, &format!("LCS a b{opts}"), &too_large);
+        }
+    }
+    set(&mut h, "b", 3, "x");
+    ck(&mut h, "LCS a b LEN", int(3));
+    still_serves(&mut h);
+}
+
+// ---------------------------------------------------------------------------------------
 // CVE-2022-31144, CVE-2022-35951: XAUTOCLAIM
 // ---------------------------------------------------------------------------------------
 
@@ -666,7 +702,7 @@ fn cve_2023_28856_hincrbyfloat_invalid_values() {
 /// CVE-2023-36824: extracting the keys of a command with many keys, or with key specs and
 /// a bogus numkeys, overflowed a buffer (COMMAND GETKEYS and ACL key checks). Replies as
 /// redis-server 7.0.15, odd ones included (`LMPOP 2 a LEFT` takes LEFT for a key).
-/// MIGRATE, EVAL, GEORADIUS and LCS do not exist here: "Invalid command specified".
+/// MIGRATE, EVAL and GEORADIUS do not exist here: "Invalid command specified".
 #[test]
 fn cve_2023_36824_command_getkeys_with_odd_key_specs() {
     let mut h = H::new();
@@ -728,7 +764,7 @@ fn cve_2023_36824_command_getkeys_with_odd_key_specs() {
         ("COMMAND GETKEYS MIGRATE host 1 k 0 5000", err("ERR Invalid command specified")),
         ("COMMAND GETKEYS EVAL x 9223372036854775807 a", err("ERR Invalid command specified")),
         ("COMMAND GETKEYS GEORADIUS k 0 0 1 km STORE d", err("ERR Invalid command specified")),
-        ("COMMAND GETKEYS LCS a b", err("ERR Invalid command specified")),
+        ("COMMAND GETKEYS LCS a b", bulks(&["a", "b"])),
         ("COMMAND GETKEYS PING", err("ERR wrong number of arguments for 'command|getkeys' command")),
     ];
     for (cmd, want) in cases {

@@ -50,6 +50,10 @@ pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "COMMAND INFO first/last/step of commands whose keys follow a numkeys argument (ZUNION…, LMPOP, BLMPOP, BZMPOP, SINTERCARD)",
         "Redis reports 0 0 0 and movablekeys; Memoria reports the widest span (COMMAND GETKEYS, the tracker, ACL and slot checks all use the exact numkeys keys); not generated",
     ),
+    (
+        "LCS whose table of (len_a + 1) * (len_b + 1) u32 cells would pass the engine's 3 GiB (proto-max-bulk-len raised past that)",
+        "Redis allocates the table (and spends O(len_a * len_b) filling it); Memoria refuses it with Redis's own 'Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len' error (the wasm32 engine ends at 4 GiB); not generated",
+    ),
     ("ZRANDMEMBER", "random choices come from different generators; compared by shape (type, length) and membership"),
     (
         "ZRANDMEMBER with a count below -2^27, or a negative count whose reply would pass 512 MiB",
@@ -475,8 +479,22 @@ fn string_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {
         cmd(vec![name("HSET"), key(), field(), value()]),
         cmd(vec![name("GET")]),
         cmd(vec![name("SET"), key()]),
+        with_extra(cmd(vec![name("LCS"), key(), key()]), lcs_opts()),
+        cmd(vec![name("LCS"), key()]),
     ]
     .boxed()
+}
+
+/// LCS options: mostly valid combinations of IDX, WITHMATCHLEN and MINMATCHLEN, and LEN,
+/// sometimes LEN with IDX, an unknown option, a bad or missing MINMATCHLEN value.
+fn lcs_opts() -> BoxedStrategy<Vec<Vec<u8>>> {
+    let opt = prop_oneof![
+        4 => pick(&["IDX", "idx", "WITHMATCHLEN", "withmatchlen"]).prop_map(|o| vec![o]),
+        1 => pick(&["LEN", "len", "BOGUS"]).prop_map(|o| vec![o]),
+        2 => (pick(&["MINMATCHLEN", "minmatchlen"]), pick(&["0", "1", "2", "3", "5", "-1", "abc", "9223372036854775808"])).prop_map(|(a, b)| vec![a, b]),
+        1 => Just(vec![s("MINMATCHLEN")]),
+    ];
+    prop::collection::vec(opt, 0..4).prop_map(|v| v.into_iter().flatten().collect()).boxed()
 }
 
 fn hash_cmds() -> BoxedStrategy<Vec<Vec<u8>>> {

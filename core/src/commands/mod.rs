@@ -10,6 +10,7 @@ pub mod db;
 pub mod hash;
 pub mod hll;
 pub mod keys;
+pub mod lcs;
 pub mod list;
 pub mod migrate;
 pub mod multi;

@@ -3,7 +3,7 @@
 
 use crate::commands::cluster;
 use crate::commands::pubsub;
-use crate::commands::{acl, bitmap, connection as conn, db, hash, hll, keys, list, migrate, multi, server, set, sort, stream, string, zset};
+use crate::commands::{acl, bitmap, connection as conn, db, hash, hll, keys, lcs, list, migrate, multi, server, set, sort, stream, string, zset};
 
 use crate::server::spec::flags::*;
 use crate::server::spec::{CommandIndex, CommandSpec, Movable};
@@ -471,6 +471,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     ),
     cmd!("getrange", 4, R, K1, "string", "2.4.0", "Returns a substring of the string stored at a key.", string::getrange),
     cmd!("substr", 4, R, K1, "string", "1.0.0", "Returns a substring from a string value.", string::getrange),
+    cmd!("lcs", -3, R, (1, 2, 1), "string", "7.0.0", "Finds the longest common substring.", lcs::lcs),
     cmd!(
         "setrange",
         4,

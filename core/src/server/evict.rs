@@ -25,6 +25,13 @@ pub fn can_allocate(ctx: &Ctx<'_>, size: u64) -> bool {
     used.saturating_add(size) <= limit
 }
 
+/// Whether a transient allocation of `size` bytes (freed before the command ends, as LCS's
+/// table) fits in the engine: maxmemory does not apply (Redis does not count such memory
+/// against it), the engine's end does.
+pub fn within_hard_limit(ctx: &Ctx<'_>, size: u64) -> bool {
+    (ctx.st.used_memory() as u64).saturating_add(size) <= HARD_LIMIT
+}
+
 /// Evicts until under maxmemory. False if over the limit and nothing (more) can go.
 pub fn make_room(ctx: &mut Ctx<'_>) -> bool {
     if memory_ok(ctx) {

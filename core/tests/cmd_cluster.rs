@@ -50,6 +50,7 @@ fn routing_by_slot() {
     assert!(info.contains("\r\nredis_mode:cluster\r\n") && info.contains("# Cluster\r\ncluster_enabled:1\r\n"), "{info}");
     assert!(!info.contains("cluster_slots") && !info.contains("cluster_node"), "{info}");
     ck(&mut h, "DEL {b}m {b}n", int(2));
+    assert!(h.c("HELLO 2").contains("$4\r\nmode\r\n$7\r\ncluster\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"));
     // A redirected command inside MULTI aborts the transaction, as in Redis.
     ck(&mut h, "MULTI", "+OK\r\n");
     ck(&mut h, "SET bar 2", "+QUEUED\r\n");
@@ -152,6 +153,8 @@ fn replicas_redirect_unless_readonly() {
     ck(&mut h, "FLUSHALL", err("READONLY You can't write against a read only replica."));
     ck(&mut h, "READWRITE", "+OK\r\n");
     ck(&mut h, "GET bar", err("MOVED 5061 127.0.0.1:7000"));
+    // HELLO tells a client what it reached, as Redis does.
+    assert!(h.c("HELLO 2").contains("$4\r\nmode\r\n$7\r\ncluster\r\n$4\r\nrole\r\n$7\r\nreplica\r\n"));
 }
 
 #[test]

@@ -140,6 +140,8 @@ pub fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.client.resp3 = v == 3;
         ctx.reply.resp3 = v == 3;
     }
+    let mode: &[u8] = if ctx.st.cluster.is_some() { b"cluster" } else { b"standalone" };
+    let role: &[u8] = if ctx.st.replica_mode { b"replica" } else { b"master" };
     let r = &mut *ctx.reply;
     r.map(7);
     r.bulk(b"server");
@@ -151,9 +153,9 @@ pub fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     r.bulk(b"id");
     r.int(ctx.client.id as i64);
     r.bulk(b"mode");
-    r.bulk(b"standalone");
+    r.bulk(mode);
     r.bulk(b"role");
-    r.bulk(b"master");
+    r.bulk(role);
     r.bulk(b"modules");
     r.array(0);
 }

@@ -46,6 +46,9 @@ usage: benches/load/run.sh [options]
                 with --durable or --pg3az: also run `memoria up --in-memory` (no log),
                 measured in the same alternation, and print the durable node's figures as
                 a ratio of the in-memory one's (what the log costs reads and writes)
+  --vs-primary  with --durable: also measure the primary node's own port in the same
+                alternation and print the stable endpoint's figures as a ratio of it
+                (what reaching the primary through the documented port costs)
   --no-preload  do not load all KEYS keys into the servers before measuring
   -o FILE       also write the markdown table to FILE
   -h            this help
@@ -74,6 +77,7 @@ pg3az=0
 tls=0
 acl=0
 vs_mem=0
+vs_primary=0
 outfile=""
 
 while [[ $# -gt 0 ]]; do
@@ -92,6 +96,7 @@ while [[ $# -gt 0 ]]; do
         --no-preload) preload=0; shift ;;
         --acl) acl=1; shift ;;
         --vs-in-memory) vs_mem=1; shift ;;
+        --vs-primary) vs_primary=1; shift ;;
         --durable) durable=1; shift ;;
         --pg3az) durable=1; pg3az=1; shift ;;
         --tls) tls=1; shift ;;
@@ -231,23 +236,32 @@ else
         --console-port "$console_port" "${node_args[@]}" $memoria_args >"$work/memoria.log" 2>&1 &
     pids+=($!)
     wait_ready "$memoria_port" memoria $!
-    # `memoria up` with replicas: measure the primary itself, as a cluster-aware client would
-    # reach it (the stable --port is a proxy in front of it).
+    # `memoria up` with replicas: measured at the stable --port, the port users use (it
+    # hands each connection to the primary); --vs-primary also measures the primary's own.
     cluster_json="$work/memoria-data/cluster.json"
     if [[ -f $cluster_json ]]; then
-        primary_port=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(n["port"] for n in d["nodes"] if n["role"]=="primary"))' "$cluster_json")
-        mode="$mode, primary node port $primary_port (replicas: $(grep -c '"replica"' "$cluster_json" || true))"
-        memoria_port=$primary_port
+        deadline=$((SECONDS + 60))
+        until primary_port=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(next(n["port"] for n in d["nodes"] if n["role"]=="primary"))' "$cluster_json" 2>/dev/null); do
+            (( SECONDS < deadline )) || { echo "no primary in $cluster_json" >&2; exit 1; }
+            sleep 0.2
+        done
+        mode="$mode, stable endpoint of a primary and $(grep -c '"replica"' "$cluster_json" || true) replica(s)"
+        primary_node_port=$primary_port
         if [[ $tls == 1 ]]; then
-            memoria_port=$((node_tls_base + primary_port - node_base))
+            primary_node_port=$((node_tls_base + primary_port - node_base))
         fi
-        wait_ready "$memoria_port" memoria-primary "${pids[-1]}"
+        wait_ready "$primary_node_port" memoria-primary "${pids[-1]}"
     fi
 
 fi
 
 declare -A port=([redis]=$redis_port [memoria]=$memoria_port)
 servers="redis memoria"
+if [[ $vs_primary == 1 ]]; then
+    [[ -n ${primary_node_port:-} ]] || { echo "--vs-primary needs memoria up with replicas (--durable)" >&2; exit 2; }
+    port[memoria-primary]=$primary_node_port
+    servers="redis memoria memoria-primary"
+fi
 if [[ $acl == 1 ]]; then
     # The same node, reached through an ACL user whose key pattern every command checks.
     redis-cli -h 127.0.0.1 -p "$memoria_port" "${tls_args[@]}" ACL SETUSER bench on '>bench-pw' '~key:*' '+@read' '+@write' '+@connection' >/dev/null
@@ -389,6 +403,25 @@ table=$(
                 }
                 ratio=$(awk -v m="$mr" -v i="$ir" 'BEGIN { printf "%.2f", (i > 0 ? m / i : 0) }')
                 printf '| %s | %s | %.0f | %.0f | %s× | %s / %s | %s / %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$ir" "$mr" "$ratio" "$i50" "$i99" "$m50" "$m99"
+            done
+        done
+    fi
+    if [[ $vs_primary == 1 ]]; then
+        echo
+        echo "The stable endpoint (the documented port) against the primary node's own port, same run:"
+        echo
+        echo "| test | pipeline | primary port ops/s | stable endpoint ops/s | endpoint/primary | primary p50/p99 ms | endpoint p50/p99 ms |"
+        echo "|------|---------:|-------------------:|----------------------:|-----------------:|-------------------:|--------------------:|"
+        for t in "${test_list[@]}"; do
+            for P in $pipelines; do
+                # shellcheck disable=SC2086
+                {
+                    mr=$(median ${rps[memoria,$t,$P]}); pr=$(median ${rps[memoria-primary,$t,$P]})
+                    m50=$(median ${p50[memoria,$t,$P]}); p50v=$(median ${p50[memoria-primary,$t,$P]})
+                    m99=$(median ${p99[memoria,$t,$P]}); p99v=$(median ${p99[memoria-primary,$t,$P]})
+                }
+                ratio=$(awk -v m="$mr" -v p="$pr" 'BEGIN { printf "%.2f", (p > 0 ? m / p : 0) }')
+                printf '| %s | %s | %.0f | %.0f | %s× | %s / %s | %s / %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$pr" "$mr" "$ratio" "$p50v" "$p99v" "$m50" "$m99"
             done
         done
     fi

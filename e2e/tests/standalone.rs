@@ -334,3 +334,93 @@ fn every_database_survives_kill9_restart_and_snapshot_truncation() {
     let replica = c.nodes.iter().find(|n| n.role == "replica").expect("a replica");
     rt.block_on(check_all_dbs(&format!("127.0.0.1:{}", replica.port), round, "on the replica"));
 }
+
+/// The node a connection reached, from `INFO server` (`tcp_port`).
+async fn served_by(c: &mut Conn) -> Option<u16> {
+    match tokio::time::timeout(Duration::from_secs(5), c.request(&words("INFO server"))).await {
+        Ok(Ok(Reply::Bulk(Some(b)))) => String::from_utf8_lossy(&b).lines().find_map(|l| l.strip_prefix("tcp_port:")).and_then(|p| p.trim().parse().ok()),
+        _ => None,
+    }
+}
+
+/// No proxy in the data path: a connection to the stable endpoint is served by the primary's
+/// own process (it sees the client's real address), and after a primary frozen past its lease
+/// wakes up, no connection of the endpoint reaches it and it acknowledges nothing.
+#[test]
+fn the_stable_endpoint_hands_clients_to_the_primary_and_never_to_a_woken_old_one() {
+    let dir = tempdir("standalone-handoff");
+    let up = Up::start_with(&dir, 1, Some(600), vec!["--no-console".into()]);
+    let old = up.wait_primary(Duration::from_secs(60), None);
+    let runtime = rt();
+    runtime.block_on(async {
+        let mut c = Conn::connect(&up.endpoint()).await.unwrap();
+        assert_eq!(served_by(&mut c).await, Some(old.port), "the endpoint leads to the primary's process");
+        // CLIENT LIST on the primary shows this client's own address: no proxy in between.
+        let mut me = tokio::net::TcpStream::connect(up.endpoint()).await.unwrap();
+        let my_addr = me.local_addr().unwrap().to_string();
+        {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            me.write_all(b"CLIENT INFO\r\n").await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let n = tokio::time::timeout(Duration::from_secs(5), me.read(&mut buf)).await.unwrap().unwrap();
+            let info = String::from_utf8_lossy(&buf[..n]).into_owned();
+            assert!(info.contains(&format!("addr={my_addr} ")), "CLIENT INFO shows the client's address {my_addr}: {info}");
+        }
+        assert_eq!(c.request(&words("SET before 1")).await.unwrap(), Reply::Simple("OK".into()));
+    });
+
+    // Freeze the primary past its lease; a connection made meanwhile may be handed to it
+    // before the supervisor learns of the new primary: it must never be acknowledged.
+    signal(old.pid.unwrap(), "STOP");
+    let frozen_write = std::thread::spawn({
+        let endpoint = up.endpoint();
+        move || {
+            rt().block_on(async {
+                let Ok(mut c) = Conn::connect(&endpoint).await else { return None };
+                tokio::time::timeout(Duration::from_secs(30), c.request(&words("SET during 1"))).await.ok().and_then(|r| r.ok())
+            })
+        }
+    });
+    let new = up.wait_primary(Duration::from_secs(60), Some(&old.name));
+    runtime.block_on(async {
+        let mut c = Conn::connect(&up.endpoint()).await.unwrap();
+        assert_eq!(served_by(&mut c).await, Some(new.port));
+        assert_eq!(c.request(&words("SET after 1")).await.unwrap(), Reply::Simple("OK".into()));
+    });
+    signal(old.pid.unwrap(), "CONT");
+    let during = frozen_write.join().unwrap();
+    runtime.block_on(async {
+        // Every connection the endpoint makes from now on reaches the new primary.
+        for _ in 0..20 {
+            let mut c = Conn::connect(&up.endpoint()).await.unwrap();
+            assert_eq!(served_by(&mut c).await, Some(new.port), "a connection of the stable endpoint reached the old primary");
+        }
+        let mut c = Conn::connect(&up.endpoint()).await.unwrap();
+        let stored = c.request(&words("GET during")).await.unwrap();
+        match &during {
+            // Acknowledged: then the new primary must hold it (it was the primary's).
+            Some(Reply::Simple(ok)) if ok == "OK" => assert_eq!(stored, Reply::Bulk(Some(b"1".to_vec())), "an acknowledged write was lost"),
+            // Refused, failed or cut off: fine, whatever the log says is what is there.
+            _ => {}
+        }
+        // The woken old primary acknowledges no write on its own port either.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(mut o) = Conn::connect(&format!("127.0.0.1:{}", old.port)).await
+                && let Ok(Ok(r)) = tokio::time::timeout(Duration::from_secs(5), o.request(&words("SET stale 1"))).await
+            {
+                assert_ne!(r, Reply::Simple("OK".into()), "the woken old primary acknowledged a write");
+                if matches!(&r, Reply::Error(e) if e.starts_with("READONLY")) {
+                    break;
+                }
+            }
+            assert!(Instant::now() < deadline, "the old primary did not rejoin as a replica");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(c.request(&words("GET stale")).await.unwrap(), Reply::Bulk(None));
+        assert_eq!(
+            c.request(&words("MGET before after")).await.unwrap(),
+            Reply::Array(Some(vec![Reply::Bulk(Some(b"1".to_vec())), Reply::Bulk(Some(b"1".to_vec()))]))
+        );
+    });
+}

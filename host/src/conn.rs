@@ -25,6 +25,8 @@ pub struct ConnCtx {
     pub limits: ConnLimits,
     /// Limits CONFIG SET can change (and the framing limits in force).
     pub host: Arc<HostLimits>,
+    /// Connections handed over by the stable endpoint: served only by a primary.
+    pub primary_only: bool,
 }
 
 /// What framing the read buffer produced.
@@ -257,7 +259,7 @@ pub async fn serve_tls(stream: TcpStream, acceptor: tokio_rustls::TlsAcceptor, c
 pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: String, laddr: String, ctx: Arc<ConnCtx>) {
     let id = NEXT_CLIENT_ID.fetch_add(1, Ordering::Relaxed);
     let (tx, mut rx) = unbounded_channel::<ReplyMsg>();
-    if !ctx.shard.send(ShardMsg::Connect { id, addr: addr.clone(), laddr, tx }) {
+    if !ctx.shard.send(ShardMsg::Connect { id, addr: addr.clone(), laddr, tx, primary_only: ctx.primary_only }) {
         return;
     }
     let mut buf = BytesMut::with_capacity(16 * 1024);

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod cluster;
 pub mod conn;
 pub mod durable;
+pub mod handoff;
 pub mod lease;
 pub mod limits;
 pub mod log_args;

@@ -210,6 +210,10 @@ struct ServerArgs {
     /// runs its nodes so).
     #[arg(long)]
     cluster: bool,
+    /// Take client connections handed over by `memoria up`'s stable endpoint on this Unix
+    /// socket (set by `memoria up`).
+    #[arg(long, value_name = "PATH", hide = true)]
+    handoff_socket: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -300,7 +304,7 @@ fn net_of(a: &NodeArgs) -> anyhow::Result<NetOptions> {
         )),
         _ => anyhow::bail!("--tls-port needs --tls-cert-file and --tls-key-file"),
     };
-    Ok(NetOptions { no_plain: a.port == 0 && tls.is_some(), tls, config })
+    Ok(NetOptions { no_plain: a.port == 0 && tls.is_some(), tls, config, handoff: None })
 }
 
 fn limits_of(a: &NodeArgs) -> ConnLimits {
@@ -332,7 +336,8 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
         snapshots: snapshot_store_of(n)?,
         auth: n.auth(),
     };
-    let srv = server::start_with(opts, net_of(n)?).await?;
+    let net = NetOptions { handoff: a.handoff_socket.clone(), ..net_of(n)? };
+    let srv = server::start_with(opts, net).await?;
     let role = match (&a.replica_of, a.lease_ms) {
         (Some(p), 0) => format!("replica of {p}"),
         (None, 0) => "primary".to_string(),

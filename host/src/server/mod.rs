@@ -55,6 +55,9 @@ pub struct NetOptions {
     /// `(name, value)` of `maxclients`, `timeout`, `client-output-buffer-limit`,
     /// `partial-request-timeout`, checked like CONFIG SET.
     pub config: Vec<(String, String)>,
+    /// Take connections handed over by `memoria up`'s stable endpoint on this Unix socket
+    /// (`handoff`).
+    pub handoff: Option<std::path::PathBuf>,
 }
 
 pub struct RunningServer {
@@ -219,8 +222,33 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
     };
     let me = shard::Identity { node: opts.node.clone(), cluster: opts.cluster || place.shared.is_some(), shard: place.shard, shared: place.shared.clone() };
     let (shard, shard_task) = shard::spawn(place.shard as usize, factory, engine, role, election, facts, me, opts.snapshots, host.clone());
-    let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits, host });
+    let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits, host: host.clone(), primary_only: false });
     let mut accept_tasks = Vec::new();
+    if let Some(path) = &net.handoff {
+        let listener = crate::handoff::bind(path).map_err(|e| anyhow::anyhow!("hand-off socket {}: {e}", path.display()))?;
+        let handed = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits, host, primary_only: true });
+        let acceptor = tls.as_ref().map(|(_, a, _)| a.clone());
+        let rt = tokio::runtime::Handle::current();
+        crate::handoff::serve(listener, move |kind, stream| {
+            let (ctx, acceptor) = (handed.clone(), acceptor.clone());
+            rt.spawn(async move {
+                let Ok(stream) = tokio::net::TcpStream::from_std(stream) else { return };
+                let Some(slot) = ctx.host.admit() else {
+                    if kind == crate::handoff::Kind::Plain {
+                        refuse(stream);
+                    }
+                    return;
+                };
+                match (kind, acceptor) {
+                    (crate::handoff::Kind::Plain, _) => conn::serve(stream, ctx).await,
+                    (crate::handoff::Kind::Tls, Some(a)) => conn::serve_tls(stream, a, ctx).await,
+                    // TLS handed to a node without TLS: nothing it can speak.
+                    (crate::handoff::Kind::Tls, None) => {}
+                }
+                drop(slot);
+            });
+        });
+    }
     if let Some(listener) = listener {
         let ctx = ctx.clone();
         accept_tasks.push(tokio::spawn(async move {

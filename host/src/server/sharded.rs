@@ -73,7 +73,7 @@ pub async fn start(
         let factory = Some(factory.clone());
         let o = opts(s, ports[s as usize]);
         let shared = shared.clone();
-        let net = server::NetOptions { tls: None, no_plain: false, config: config.clone() };
+        let net = server::NetOptions { tls: None, no_plain: false, config: config.clone(), handoff: None };
         let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<SocketAddr>>();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let join = std::thread::Builder::new().name(format!("shard-{s}")).spawn(move || {

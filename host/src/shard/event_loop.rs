@@ -15,7 +15,11 @@ use crate::lease::Event;
 impl Shard {
     fn take(&mut self, m: ShardMsg) -> bool {
         match m {
-            ShardMsg::Connect { id, addr, laddr, tx } => {
+            ShardMsg::Connect { id, addr, laddr, tx, primary_only } => {
+                if primary_only && self.standing.is_replica() {
+                    // Dropping `tx` closes the connection before it sees anything.
+                    return true;
+                }
                 self.clients.insert(id, tx);
                 self.batch.record(batch::REC_CONNECT, id, format!("{addr}\n{laddr}").as_bytes());
             }

@@ -85,6 +85,9 @@ pub enum ShardMsg {
         addr: String,
         laddr: String,
         tx: UnboundedSender<ReplyMsg>,
+        /// Came through the stable endpoint (handoff.rs): served only while this node is
+        /// the primary, closed at once otherwise (the client reconnects and reaches it).
+        primary_only: bool,
     },
     /// Batch records (kind REC_COMMAND) already framed and validated by the connection.
     Commands {

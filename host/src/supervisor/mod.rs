@@ -2,10 +2,12 @@
 //! over SQLite (served on loopback HTTP with a fresh token), and every node is its own OS
 //! process (`memoria server`), so a node can be killed like a real machine. Nodes elect
 //! their primary through the log; a node that dies is started again and rejoins as a
-//! replica. `--port` is a stable endpoint: a proxy that always leads to the current
-//! primary. What the supervisor knows is printed and kept in `<data-dir>/cluster.json`.
+//! replica. `--port` is a stable endpoint that always leads to the current primary: it
+//! hands each connection to the primary's process (`endpoint`), or in cluster mode splices
+//! it there (`proxy`). What the supervisor knows is printed and kept in `<data-dir>/cluster.json`.
 
 mod console;
+mod endpoint;
 mod nodes;
 mod proxy;
 mod status;
@@ -142,7 +144,7 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
                 name: format!("node-{}", i + 1),
                 port,
                 dir: data_dir.join(format!("node-{}", i + 1)),
-                args: node_command(&opts, port, &log_url, &data_dir.join(format!("node-{}", i + 1)), store.url()),
+                args: node_command(&opts, port, &log_url, &data_dir, &data_dir.join(format!("node-{}", i + 1)), store.url()),
             }
         })
         .collect();
@@ -159,11 +161,17 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let tls_proxy_task = match (tls_proxy_listener, &opts.tls) {
         (Some(l), Some(t)) => {
             println!("memoria listening on {}:{} (TLS; always leads to the current primary)", opts.bind, t.port);
-            Some(tokio::spawn(proxy::serve(l, connect_host(&opts.bind), primary_rx.clone(), t.node_port_base as i32 - opts.node_port_base as i32)))
+            Some(match opts.cluster {
+                true => tokio::spawn(proxy::serve(l, connect_host(&opts.bind), primary_rx.clone(), t.node_port_base as i32 - opts.node_port_base as i32)),
+                false => tokio::spawn(endpoint::serve(l, data_dir.clone(), primary_rx.clone(), crate::handoff::Kind::Tls)),
+            })
         }
         _ => None,
     };
-    let proxy_task = tokio::spawn(proxy::serve(proxy_listener, connect_host(&opts.bind), primary_rx, 0));
+    let proxy_task = match opts.cluster {
+        true => tokio::spawn(proxy::serve(proxy_listener, connect_host(&opts.bind), primary_rx, 0)),
+        false => tokio::spawn(endpoint::serve(proxy_listener, data_dir.clone(), primary_rx, crate::handoff::Kind::Plain)),
+    };
     // Snapshots: decided here from the log's growth, each taken by a child `memoria
     // snapshot` process reading the log over HTTP like the nodes; truncation follows.
     let mut schedulers = Vec::new();
@@ -228,7 +236,7 @@ fn connect_host(bind: &str) -> String {
     }
 }
 
-fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Path, snapshot_store: &str) -> Vec<String> {
+fn node_command(opts: &UpOptions, port: u16, log_url: &str, data_dir: &std::path::Path, dir: &std::path::Path, snapshot_store: &str) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "server".into(),
         "--bind".into(),
@@ -249,6 +257,9 @@ fn node_command(opts: &UpOptions, port: u16, log_url: &str, dir: &std::path::Pat
     ];
     if opts.cluster {
         a.push("--cluster".into());
+    } else {
+        // The stable endpoint hands its connections to whichever node is primary.
+        a.extend(["--handoff-socket".to_string(), crate::handoff::socket_path(data_dir, port).display().to_string()]);
     }
     if let Some(t) = &opts.tls {
         a.extend(["--tls-port".to_string(), (t.node_port_base + (port - opts.node_port_base)).to_string()]);

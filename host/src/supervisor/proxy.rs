@@ -1,5 +1,6 @@
-//! The stable endpoint: every connection is spliced to the node that is primary when it
-//! arrives. When the primary moves, connections to the old one are closed, so a client
+//! The stable endpoint in cluster mode (`--cluster`, `--shards N`; standalone deployments
+//! hand connections over instead, `endpoint.rs`): every connection is spliced to the node
+//! that is primary (of shard 0) when it arrives. When the primary moves, connections to the old one are closed, so a client
 //! reconnects (redis-cli and the usual clients do) and lands on the new primary. Bytes
 //! pass through untouched: the node does all the talking, RESP3 included.
 
@@ -12,7 +13,7 @@ use super::status::Primary;
 
 /// How long a new connection waits for a primary (an election under way) before it is
 /// closed.
-const WAIT_FOR_PRIMARY: Duration = Duration::from_secs(10);
+pub(super) const WAIT_FOR_PRIMARY: Duration = Duration::from_secs(10);
 
 /// `port_shift` maps the primary's RESP port to the one to splice to (its TLS port for
 /// the TLS endpoint, whose bytes also pass through untouched: TLS ends at the node).

@@ -6,6 +6,7 @@ pub mod acl;
 pub mod bitmap;
 pub mod cluster;
 pub mod connection;
+pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod keys;

@@ -763,7 +763,12 @@ fn cve_2023_36824_command_getkeys_with_odd_key_specs() {
         ("COMMAND GETKEYS NOSUCHCMD a", err("ERR Invalid command specified")),
         ("COMMAND GETKEYS MIGRATE host 1 k 0 5000", err("ERR Invalid command specified")),
         ("COMMAND GETKEYS EVAL x 9223372036854775807 a", err("ERR Invalid command specified")),
-        ("COMMAND GETKEYS GEORADIUS k 0 0 1 km STORE d", err("ERR Invalid command specified")),
+        // Keyword key specs (as redis-server 7.0.15 answers): the key after the first
+        // STORE/STOREDIST from the options on; a keyword in last position names nothing.
+        ("COMMAND GETKEYS GEORADIUS k 0 0 1 km STORE d", bulks(&["k", "d"])),
+        ("COMMAND GETKEYS GEORADIUS k 0 0 1 km STORE", bulks(&["k"])),
+        ("COMMAND GETKEYS GEORADIUS k 0 0 1 STORE d", bulks(&["k"])),
+        ("COMMAND GETKEYS GEORADIUSBYMEMBER k m 1 km STOREDIST d STORE e", bulks(&["k", "e", "d"])),
         ("COMMAND GETKEYS LCS a b", bulks(&["a", "b"])),
         ("COMMAND GETKEYS PING", err("ERR wrong number of arguments for 'command|getkeys' command")),
     ];

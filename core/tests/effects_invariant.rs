@@ -399,6 +399,48 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+fn geo_cmd() -> impl Strategy<Value = Vec<String>> {
+    let member = || prop::sample::select(&["a", "b", "c", "d"][..]).prop_map(String::from);
+    // Points a few km apart around (13.36, 38.11), one on the antimeridian.
+    let lon = || prop::sample::select(&["13.36", "13.37", "13.4", "180", "-180", "13.361389"][..]).prop_map(String::from);
+    let lat = || prop::sample::select(&["38.11", "38.12", "38.2", "85.05112878", "0"][..]).prop_map(String::from);
+    let opt = || prop::sample::select(&["NX", "XX", "CH"][..]).prop_map(String::from);
+    let radius = || prop::sample::select(&["1", "5", "50", "20000"][..]).prop_map(String::from);
+    let sort = || prop::sample::select(&["ASC", "DESC", "COUNT 1", "COUNT 2 ANY", "COUNT 3 DESC"][..]).prop_map(String::from);
+    let words = |s: String| s.split(' ').map(String::from).collect::<Vec<String>>();
+    prop_oneof![
+        (key(), lon(), lat(), member()).prop_map(|(k, x, y, m)| vec!["GEOADD".into(), k, x, y, m]),
+        (key(), opt(), lon(), lat(), member(), lon(), lat(), member()).prop_map(|(k, o, x, y, m, x2, y2, m2)| vec!["GEOADD".into(), k, o, x, y, m, x2, y2, m2]),
+        (key(), key(), lon(), lat(), radius(), sort(), prop::bool::ANY).prop_map(move |(d, s, x, y, r, o, dist)| {
+            let mut v = vec!["GEOSEARCHSTORE".into(), d, s, "FROMLONLAT".into(), x, y, "BYRADIUS".into(), r, "km".into()];
+            v.extend(words(o));
+            if dist {
+                v.push("STOREDIST".into());
+            }
+            v
+        }),
+        (key(), key(), member(), radius(), sort()).prop_map(move |(d, s, m, r, o)| {
+            let mut v = vec!["GEOSEARCHSTORE".into(), d, s, "FROMMEMBER".into(), m, "BYBOX".into(), r.clone(), r, "km".into()];
+            v.extend(words(o));
+            v
+        }),
+        (key(), lon(), lat(), radius(), prop::sample::select(&["STORE", "STOREDIST"][..]), key()).prop_map(|(s, x, y, r, st, d)| vec![
+            "GEORADIUS".into(),
+            s,
+            x,
+            y,
+            r,
+            "km".into(),
+            st.into(),
+            d
+        ]),
+        (key(), member(), radius(), key()).prop_map(|(s, m, r, d)| vec!["GEORADIUSBYMEMBER".into(), s, m, r, "km".into(), "STOREDIST".into(), d]),
+        (key(), member()).prop_map(|(k, m)| vec!["ZREM".into(), k, m]),
+        (key(), 1i64..40).prop_map(|(k, n)| vec!["PEXPIRE".into(), k, n.to_string()]),
+        (key(), small_val()).prop_map(|(k, v)| vec!["SET".into(), k, v]),
+    ]
+}
+
 fn cases() -> u32 {
     std::env::var("MEMORIA_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
 }
@@ -417,6 +459,9 @@ proptest! {
 
     #[test]
     fn zsets(s in client_steps(zset_cmd().boxed())) { check_clients(&s)?; }
+
+    #[test]
+    fn geo(s in steps(geo_cmd().boxed())) { check(&s)?; }
 
     #[test]
     fn bitmaps(s in steps(bitmap_cmd().boxed())) { check(&s)?; }

@@ -7,6 +7,7 @@ pub mod bitmap;
 pub mod cluster;
 pub mod connection;
 pub mod db;
+pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod keys;

@@ -3,7 +3,7 @@
 
 use crate::commands::cluster;
 use crate::commands::pubsub;
-use crate::commands::{acl, bitmap, connection as conn, db, hash, hll, keys, lcs, list, migrate, multi, server, set, sort, stream, string, zset};
+use crate::commands::{acl, bitmap, connection as conn, db, geo, hash, hll, keys, lcs, list, migrate, multi, server, set, sort, stream, string, zset};
 
 use crate::server::spec::flags::*;
 use crate::server::spec::{CommandIndex, CommandSpec, Movable};
@@ -762,6 +762,69 @@ pub static COMMANDS: &[CommandSpec] = &[
             zset::bzmpop
         )
     },
+    // geo: locations in sorted sets. GEORADIUS/GEORADIUSBYMEMBER write only with
+    // STORE/STOREDIST, whose destination is found by reading the options (movablekeys).
+    cmd!("geoadd", -5, WD, K1, "geo", "3.2.0", "Adds one or more members to a geospatial index. The key is created if it doesn't exist.", geo::geoadd),
+    cmd!("geodist", -4, R, K1, "geo", "3.2.0", "Returns the distance between two members of a geospatial index.", geo::geodist),
+    cmd!("geohash", -2, R, K1, "geo", "3.2.0", "Returns members from a geospatial index as geohash strings.", geo::geohash),
+    cmd!("geopos", -2, R, K1, "geo", "3.2.0", "Returns the longitude and latitude of members from a geospatial index.", geo::geopos),
+    CommandSpec {
+        movable: Movable::GeoStore(6),
+        ..cmd!(
+            "georadius",
+            -6,
+            WD,
+            K1,
+            "geo",
+            "3.2.0",
+            "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.",
+            geo::georadius
+        )
+    },
+    cmd!(
+        "georadius_ro",
+        -6,
+        R,
+        K1,
+        "geo",
+        "3.2.10",
+        "Returns members from a geospatial index that are within a distance from a coordinate.",
+        geo::georadius_ro
+    ),
+    CommandSpec {
+        movable: Movable::GeoStore(5),
+        ..cmd!(
+            "georadiusbymember",
+            -5,
+            WD,
+            K1,
+            "geo",
+            "3.2.0",
+            "Queries a geospatial index for members within a distance from a member, optionally stores the result.",
+            geo::georadiusbymember
+        )
+    },
+    cmd!(
+        "georadiusbymember_ro",
+        -5,
+        R,
+        K1,
+        "geo",
+        "3.2.10",
+        "Returns members from a geospatial index that are within a distance from a member.",
+        geo::georadiusbymember_ro
+    ),
+    cmd!("geosearch", -7, R, K1, "geo", "6.2.0", "Queries a geospatial index for members inside an area of a box or a circle.", geo::geosearch),
+    cmd!(
+        "geosearchstore",
+        -8,
+        WD,
+        (1, 2, 1),
+        "geo",
+        "6.2.0",
+        "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.",
+        geo::geosearchstore
+    ),
     // pub/sub
     cmd!("subscribe", -2, SUB, NK, "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
     cmd!("unsubscribe", -1, SUB, NK, "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),

@@ -25,11 +25,11 @@ use crate::util::{eq_ic, parse_i64};
 // ---------------------------------------------------------------- lookups
 
 /// The conversion thresholds in force (zset-max-listpack-entries / -value).
-fn limits(st: &State) -> Limits {
+pub(crate) fn limits(st: &State) -> Limits {
     Limits { entries: st.config.zset_max_listpack_entries, value: st.config.zset_max_listpack_value, seed: st.seed }
 }
 
-fn zset_of<'s>(st: &'s State, db: usize, key: &[u8]) -> &'s ZsetValue {
+pub(crate) fn zset_of<'s>(st: &'s State, db: usize, key: &[u8]) -> &'s ZsetValue {
     match &st.dbs[db].keys.get(key).expect("checked").val {
         Value::Zset(z) => z,
         _ => unreachable!("checked"),
@@ -53,7 +53,7 @@ fn zset_mut<'s>(st: &'s mut State, db: usize, key: &[u8]) -> &'s mut ZsetValue {
 }
 
 /// Reads a key: Ok(true) for a zset, Ok(false) if missing, Err after a WRONGTYPE reply.
-fn lookup_read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, ()> {
+pub(crate) fn lookup_read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, ()> {
     let db = ctx.db();
     match ctx.st.read(db, key, ctx.fx) {
         None => Ok(false),

@@ -79,6 +79,17 @@ impl Reply {
             self.bulk(&s);
         }
     }
+    /// A double already formatted by the caller (Redis prints some doubles its own way,
+    /// as GEOPOS's coordinates): a RESP3 double, a bulk string in RESP2.
+    pub fn double_text(&mut self, text: &[u8]) {
+        if self.resp3 {
+            self.buf.push(b',');
+            self.buf.extend_from_slice(text);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(text);
+        }
+    }
     pub fn boolean(&mut self, b: bool) {
         if self.resp3 { self.buf.extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" }) } else { self.int(b as i64) }
     }

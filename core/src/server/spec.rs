@@ -104,6 +104,9 @@ pub enum Movable {
     Streams,
     /// The key at 1 and STORE's destination (SORT).
     Sort,
+    /// The key at 1 and the destinations of STORE/STOREDIST options, which start at this
+    /// position (GEORADIUS, GEORADIUSBYMEMBER).
+    GeoStore(usize),
 }
 
 impl CommandSpec {
@@ -147,6 +150,7 @@ impl CommandSpec {
             Movable::Streams => stream_keys(argv, out),
             Movable::Sort => sort_keys(argv, out),
             Movable::DestNumKeys => numkeys_keys(argv, 2, true, out),
+            Movable::GeoStore(at) => crate::commands::geo::store_keys(argv, at, out),
         }
     }
     /// Keys found by reading the arguments (Redis's movablekeys).
@@ -190,6 +194,7 @@ impl CommandSpec {
             "sorted-set" => CAT_SORTEDSET,
             "list" => CAT_LIST,
             "stream" => CAT_STREAM,
+            "geo" => CAT_GEO,
             "transactions" => CAT_TRANSACTION,
             "connection" => CAT_CONNECTION,
             _ => 0,

@@ -3,6 +3,7 @@
 //! them (`keyspace::object::Value`); the command families drive them.
 
 pub mod dict;
+pub mod geohash;
 pub mod hash;
 pub mod hll;
 pub mod list;

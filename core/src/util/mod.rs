@@ -1,6 +1,7 @@
 //! Leaf helpers every layer may use: numbers and glob patterns with Redis's exact rules,
 //! the seeded PRNG, and ASCII case-insensitive comparison.
 
+pub mod crmath;
 mod glob;
 mod num;
 mod rng;

@@ -468,7 +468,8 @@ fn key_need(spec: &CommandSpec, argv: &[&[u8]], pos: usize) -> u8 {
         "copy" => return if first { KEY_READ } else { KEY_WRITE },
         "rename" | "renamenx" | "smove" | "lmove" | "rpoplpush" | "blmove" | "brpoplpush" => return if first { KEY_ALL } else { KEY_WRITE },
         "sinterstore" | "sunionstore" | "sdiffstore" | "zrangestore" => return if first { KEY_WRITE } else { KEY_READ },
-        "sort" => return if first { KEY_READ } else { KEY_WRITE },
+        "sort" | "georadius" | "georadiusbymember" => return if first { KEY_READ } else { KEY_WRITE },
+        "geosearchstore" => return if first { KEY_WRITE } else { KEY_READ },
         "bitop" | "pfmerge" => return if first { KEY_ALL } else { KEY_READ },
         "set" => return if argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"GET")) { KEY_ALL } else { KEY_WRITE },
         _ => {}

@@ -1,0 +1,193 @@
+//! Real Python frameworks, unchanged, against a default `memoria up` (one shard, one
+//! replica: a standalone Redis at the stable endpoint): an RQ job enqueued and run by
+//! `rq worker --burst`, a Celery round trip with the redis broker and result backend, and
+//! Django's RedisCache. The Python side is `e2e/frameworks/*_check.py`, one script per
+//! framework, run with the Redis URL of the endpoint; each asserts real results and exits
+//! non-zero saying what went wrong.
+//!
+//! The frameworks live in a venv this test makes (`python3 -m venv` and `pip install -r
+//! e2e/frameworks/requirements.txt`, every package pinned) under
+//! ~/.cache/memoria/pyvenv-frameworks, or `MEMORIA_PYVENV`; it is reused while it was made
+//! from the same requirements file, so only the first run reaches PyPI.
+
+mod common;
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::{Up, manifest_dir, tempdir};
+
+fn frameworks_dir() -> PathBuf {
+    manifest_dir().join("frameworks")
+}
+
+fn venv_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("MEMORIA_PYVENV") {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    home.join(".cache/memoria/pyvenv-frameworks")
+}
+
+/// The venv's python, made once per test process (the tests share it), and once per
+/// requirements file across processes (a lock file keeps two test runs from building it
+/// at the same time).
+fn venv_python() -> PathBuf {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(make_venv).clone()
+}
+
+fn make_venv() -> PathBuf {
+    let reqs_path = frameworks_dir().join("requirements.txt");
+    let reqs = std::fs::read_to_string(&reqs_path).unwrap_or_else(|e| panic!("{}: {e}", reqs_path.display()));
+    let venv = venv_dir();
+    let python = venv.join("bin/python");
+    let marker = venv.join("memoria-requirements.txt");
+    let manual = format!(
+        "to make it by hand: python3 -m venv {v} && {v}/bin/pip install -r {r} && cp {r} {v}/memoria-requirements.txt",
+        v = venv.display(),
+        r = reqs_path.display()
+    );
+    std::fs::create_dir_all(venv.parent().unwrap()).unwrap();
+    let lock = File::create(venv.with_extension("lock")).unwrap();
+    lock.lock().expect("lock the venv's lock file");
+
+    // Reused when made from this requirements file and its python still runs them (a
+    // venv outlives an upgrade of the python it points at only on paper).
+    let usable = || {
+        std::fs::read_to_string(&marker).is_ok_and(|m| m == reqs)
+            && Command::new(&python)
+                .args(["-c", "import rq, celery, django, redis"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+    };
+    if usable() {
+        return python;
+    }
+    let started = Instant::now();
+    eprintln!("frameworks: making the venv {} from {}", venv.display(), reqs_path.display());
+    let _ = std::fs::remove_dir_all(&venv);
+    let base = std::env::var("MEMORIA_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(&base).args(["-m", "venv"]).arg(&venv).output().unwrap_or_else(|e| {
+        panic!(
+            "could not run `{base} -m venv` ({e}): install CPython 3.10+ with the venv module (apt-get install python3-venv), or set MEMORIA_PYTHON; {manual}"
+        )
+    });
+    assert!(
+        out.status.success(),
+        "`{base} -m venv {}` failed ({}):\n{}{}\n{manual}",
+        venv.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(&python)
+        .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", "-r"])
+        .arg(&reqs_path)
+        .output()
+        .expect("run the venv's pip");
+    if !out.status.success() {
+        let _ = std::fs::remove_dir_all(&venv);
+        panic!(
+            "pip install -r {} into {} failed ({}): it needs PyPI (or a mirror set with PIP_INDEX_URL).\n{}{}\n{manual}",
+            reqs_path.display(),
+            venv.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::write(&marker, &reqs).unwrap();
+    assert!(usable(), "the venv {} was made but cannot import rq, celery, django and redis; {manual}", venv.display());
+    eprintln!("frameworks: venv ready in {:.0?}", started.elapsed());
+    python
+}
+
+/// A default `memoria up`: one shard, a primary and one replica, no console.
+fn memoria_up(tag: &str) -> (Up, PathBuf) {
+    let dir = tempdir(tag);
+    let up = Up::start(&dir, 1, None);
+    up.wait_all_serving(Duration::from_secs(60));
+    (up, dir)
+}
+
+/// Runs `e2e/frameworks/<script>` with the venv's python against `url`; panics with the
+/// script's output unless it exits 0 within `timeout`. The script runs in its own process
+/// group, so a timeout also ends the workers it started.
+fn run_check(script: &str, url: &str, dir: &Path, up: &Up, timeout: Duration) {
+    let python = venv_python();
+    let out_path = dir.join(format!("{script}.out"));
+    let out = File::create(&out_path).unwrap();
+    let started = Instant::now();
+    let mut child = Command::new(&python)
+        .arg(frameworks_dir().join(script))
+        .arg(url)
+        .current_dir(frameworks_dir())
+        // No __pycache__ in the source tree.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1")
+        .env_remove("PYTHONPATH")
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .process_group(0)
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {} {script}: {e}", python.display()));
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if started.elapsed() > timeout {
+            // The group: the script and the workers it started.
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = std::fs::read_to_string(&out_path).unwrap_or_default();
+    match status {
+        Some(s) if s.success() => eprintln!("{script} against {url}: passed in {:.1?}\n{output}", started.elapsed()),
+        Some(s) => panic!("{script} against {url} failed ({s}) after {:.1?}:\n{output}\n--- memoria up log ---\n{}", started.elapsed(), up.tail_log()),
+        None => panic!("{script} against {url} did not finish within {timeout:?}:\n{output}\n--- memoria up log ---\n{}", up.tail_log()),
+    }
+}
+
+#[test]
+fn rq_worker_burst_runs_enqueued_jobs_in_databases_0_and_1() {
+    let (up, dir) = memoria_up("fw-rq");
+    let url = format!("redis://{}", up.endpoint());
+    run_check("rq_check.py", &url, &dir, &up, Duration::from_secs(300));
+}
+
+/// Memoria has no Lua scripting yet, and every Celery 5 worker on a redis broker runs Lua:
+/// at start-up (and every tenth unacked-restore sweep) kombu's `QoS.restore_visible` takes
+/// its `unacked_mutex` with redis-py's `Lock`, whose release is
+/// `EVALSHA c3f8721cbb97f72bc19e972846bd7aaf91901658 1 unacked_mutex <token>` (falling back
+/// to SCRIPT LOAD); the worker dies with "Unrecoverable error: server:ResponseError:
+/// unknown command 'EVALSHA'". kombu 5.2 to 5.7 all release the mutex that way, so no
+/// version or setting avoids it. Beyond it, kombu 5.7 refreshes and sweeps the binding
+/// tables of queues with x-expires (the worker's pidbox, mingle's reply queue, gossip's
+/// celeryev) with EVALSHA of scripts calling TIME and ZADD GT. With those replaced by plain
+/// commands (remote control, mingle and gossip off, the mutex released by WATCH/MULTI)
+/// the whole check passes against `memoria up`; against redis-server it passes as is.
+#[test]
+#[ignore = "needs EVAL (issue 26): kombu's unacked_mutex release is EVALSHA (redis-py Lock)"]
+fn celery_round_trip_with_redis_broker_and_result_backend() {
+    let (up, dir) = memoria_up("fw-celery");
+    let url = format!("redis://{}", up.endpoint());
+    run_check("celery_check.py", &url, &dir, &up, Duration::from_secs(300));
+}
+
+#[test]
+fn django_redis_cache_bulk_counters_timeouts_and_clear() {
+    let (up, dir) = memoria_up("fw-django");
+    let url = format!("redis://{}", up.endpoint());
+    run_check("django_check.py", &url, &dir, &up, Duration::from_secs(300));
+}

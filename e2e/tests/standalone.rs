@@ -424,3 +424,53 @@ fn the_stable_endpoint_hands_clients_to_the_primary_and_never_to_a_woken_old_one
         );
     });
 }
+
+/// The stable TLS endpoint hands its clients over too: TLS ends at the primary's process.
+#[test]
+fn the_stable_tls_endpoint_hands_clients_to_the_primary() {
+    let dir = tempdir("standalone-tls");
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl is installed");
+    assert!(made.success(), "openssl could not make a test certificate");
+    let tls_port = common::free_port_run(3);
+    let args = [
+        "--no-console".to_string(),
+        "--tls-port".into(),
+        tls_port.to_string(),
+        "--node-tls-port-base".into(),
+        (tls_port + 1).to_string(),
+        "--tls-cert-file".into(),
+        cert.display().to_string(),
+        "--tls-key-file".into(),
+        key.display().to_string(),
+        "--tls-auth-clients".into(),
+        "no".into(),
+    ];
+    let up = Up::start_with(&dir, 1, None, args.to_vec());
+    let primary = up.wait_primary(Duration::from_secs(60), None);
+    let cli = |args: &[&str]| {
+        let out = Command::new("redis-cli")
+            .args(["--tls", "--insecure", "-h", "127.0.0.1", "-p", &tls_port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli is installed");
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while cli(&["PING"]).trim() != "PONG" {
+        assert!(Instant::now() < deadline, "no PONG through the stable TLS endpoint: {}", cli(&["PING"]));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(cli(&["SET", "t", "1"]).trim(), "OK");
+    let info = cli(&["INFO", "server"]);
+    assert!(info.contains(&format!("tcp_port:{}", primary.port)), "served by the primary's process: {info}");
+}

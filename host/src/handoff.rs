@@ -50,6 +50,21 @@ pub fn socket_path(data_dir: &Path, node_port: u16) -> PathBuf {
 /// backlog fills up; the client is closed rather than queued behind it).
 const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// The longest path a Unix socket can be bound at (`sun_path` is 108 bytes with its NUL).
+pub const MAX_SOCKET_PATH: usize = 107;
+
+/// Refuses a socket path the kernel could not bind, with the reason a user can act on.
+pub fn check_path(path: &Path) -> Result<(), String> {
+    let len = path.as_os_str().len();
+    if len > MAX_SOCKET_PATH {
+        return Err(format!(
+            "the hand-off socket {} is {len} bytes long, past the {MAX_SOCKET_PATH} a Unix socket path may have: use a shorter --data-dir",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Hands `stream` to the node listening at `path`: a Unix connect and one sendmsg. The
 /// caller drops its copy afterwards; the node's copy keeps the client.
 pub async fn send(path: &Path, stream: &std::net::TcpStream, kind: Kind) -> io::Result<()> {
@@ -147,6 +162,24 @@ mod tests {
         s.send_with_fd(b"X", &[a.as_raw_fd()]).unwrap();
         drop(s);
         assert!(rx.recv_timeout(std::time::Duration::from_millis(300)).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn socket_paths_past_the_kernel_limit_are_refused_with_a_reason() {
+        assert!(check_path(&socket_path(Path::new("/tmp/memoria-data"), 6380)).is_ok());
+        let long = Path::new("/").join("d".repeat(100));
+        let e = check_path(&socket_path(&long, 6380)).unwrap_err();
+        assert!(e.contains("use a shorter --data-dir"), "{e}");
+        // The limit is the kernel's: a path of exactly MAX_SOCKET_PATH bytes binds.
+        let dir = std::env::temp_dir().join(format!("memoria-handoff-len-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let name_len = MAX_SOCKET_PATH - dir.as_os_str().len() - 1;
+        let exact = dir.join("s".repeat(name_len));
+        assert_eq!(exact.as_os_str().len(), MAX_SOCKET_PATH);
+        assert!(check_path(&exact).is_ok());
+        bind(&exact).expect("a path of the maximum length binds");
+        assert!(bind(&dir.join("s".repeat(name_len + 1))).is_err(), "one byte more does not");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

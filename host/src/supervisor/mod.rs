@@ -88,6 +88,10 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
         None => None,
     };
     let shards = opts.shards.max(1);
+    if !opts.cluster {
+        let last_node_port = opts.node_port_base + opts.replicas as u16;
+        crate::handoff::check_path(&crate::handoff::socket_path(&data_dir, last_node_port)).map_err(anyhow::Error::msg)?;
+    }
     let plain = (0..(opts.replicas + 1) * shards as usize).map(|i| (opts.node_port_base + i as u16, i / shards as usize));
     let tls_ports = opts.tls.iter().flat_map(|t| (0..=opts.replicas).map(move |i| (t.node_port_base + i as u16, i)));
     for (port, node) in plain.chain(tls_ports) {

@@ -446,3 +446,59 @@ fn info_shows_no_password_hash() {
     }
     assert!(h.c("ACL LIST").contains(&secret));
 }
+
+/// The host learns from each output record whether its client must still authenticate
+/// (`OUT_AUTH_REQUIRED`), to frame and bound an unauthenticated client as Redis does.
+#[test]
+fn outputs_say_whether_the_client_must_still_authenticate() {
+    let mut e = Engine::new(1);
+    let run = |e: &mut Engine, recs: &[(u8, u64, &str)]| -> Vec<(u8, u64, u8)> {
+        let mut b = BatchWriter::new();
+        for &(kind, client, line) in recs {
+            if kind == batch::REC_COMMAND {
+                b.begin(kind, client);
+                memoria_core::protocol::resp::encode_command(&mut b.buf, &line.split(' ').collect::<Vec<_>>());
+                b.end();
+            } else {
+                b.record(kind, client, line.as_bytes());
+            }
+        }
+        let out = e.execute(&b.buf, 1_700_000_000_000_000, 1);
+        // Only the records that answer a client (CONFIG SET also reports host parameters).
+        OutputReader::new(&out)
+            .filter(|r| matches!(r.kind, batch::REC_CONNECT | batch::REC_COMMAND))
+            .map(|r| (r.kind, r.client, r.flags & batch::OUT_AUTH_REQUIRED))
+            .collect()
+    };
+    let req = batch::OUT_AUTH_REQUIRED;
+    // No password: nobody is flagged.
+    assert_eq!(
+        run(&mut e, &[(batch::REC_CONNECT, 1, "127.0.0.1:1\n127.0.0.1:6379"), (batch::REC_COMMAND, 1, "PING")]),
+        [(batch::REC_CONNECT, 1, 0), (batch::REC_COMMAND, 1, 0)]
+    );
+    // A password: client 1 stays authenticated (Redis keeps existing connections), a new
+    // client is flagged from its connect record until AUTH succeeds.
+    assert_eq!(run(&mut e, &[(batch::REC_COMMAND, 1, "CONFIG SET requirepass pw")]), [(batch::REC_COMMAND, 1, 0)]);
+    let got = run(
+        &mut e,
+        &[
+            (batch::REC_CONNECT, 2, "127.0.0.1:2\n127.0.0.1:6379"),
+            (batch::REC_COMMAND, 2, "PING"),
+            (batch::REC_COMMAND, 2, "AUTH wrong"),
+            (batch::REC_COMMAND, 2, "AUTH pw"),
+            (batch::REC_COMMAND, 2, "PING"),
+        ],
+    );
+    assert_eq!(
+        got,
+        [(batch::REC_CONNECT, 2, req), (batch::REC_COMMAND, 2, req), (batch::REC_COMMAND, 2, req), (batch::REC_COMMAND, 2, 0), (batch::REC_COMMAND, 2, 0)]
+    );
+    // The default user made passwordless again: nobody needs to authenticate.
+    assert_eq!(
+        run(
+            &mut e,
+            &[(batch::REC_CONNECT, 3, "127.0.0.1:3\n127.0.0.1:6379"), (batch::REC_COMMAND, 1, "ACL SETUSER default nopass"), (batch::REC_COMMAND, 3, "PING")]
+        ),
+        [(batch::REC_CONNECT, 3, req), (batch::REC_COMMAND, 1, 0), (batch::REC_COMMAND, 3, 0)]
+    );
+}

@@ -41,13 +41,41 @@ enum Framed {
     Error(String),
 }
 
-/// Frames every complete command at the start of `buf`, consuming it, and appends one
-/// REC_COMMAND record per command to `out`.
-fn frame_all(buf: &mut BytesMut, id: u64, limits: &ConnLimits, out: &mut BatchWriter, count: &mut usize) -> Framed {
+/// Whether the client must authenticate, as the shard last said. Nothing is framed before
+/// its first answer (to the connect record); before AUTH, requests are framed one at a
+/// time with Redis's unauthenticated limits, so each is framed under the rules its
+/// predecessor's answer left in force (CVE-2021-32675).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Auth {
+    Unknown,
+    Required,
+    Open,
+}
+
+impl Auth {
+    fn may_frame(self, inflight: usize) -> bool {
+        match self {
+            Auth::Unknown => false,
+            Auth::Required => inflight == 0,
+            Auth::Open => true,
+        }
+    }
+}
+
+/// Output a client that has not authenticated may have pending before it is closed, as
+/// Redis 7.0.15 does (CVE-2025-21605: a flood of -NOAUTH replies nobody reads).
+const UNAUTHENTICATED_OUTPUT_LIMIT: usize = 1024;
+
+/// Frames up to `max` complete commands at the start of `buf`, consuming them, and
+/// appends one REC_COMMAND record per command to `out`.
+fn frame_all(buf: &mut BytesMut, id: u64, limits: &ConnLimits, out: &mut BatchWriter, count: &mut usize, max: usize) -> Framed {
     let mut args = Vec::new();
     let mut inline = Vec::new();
     let mut consumed = 0;
     let result = loop {
+        if *count >= max {
+            break Framed::Ok;
+        }
         args.clear();
         inline.clear();
         let rest = &buf[consumed..];
@@ -121,11 +149,14 @@ fn forward(
     sent_sizes: &mut std::collections::VecDeque<(usize, usize)>,
     closing: &mut Option<String>,
     quit_pending: &mut bool,
+    auth: Auth,
 ) -> bool {
     records.clear();
     let mut n = 0;
-    let limits = ctx.host.conn_limits(&ctx.limits);
-    let framed = frame_all(buf, id, &limits, records, &mut n);
+    let mut limits = ctx.host.conn_limits(&ctx.limits);
+    limits.resp.unauthenticated = auth == Auth::Required;
+    let max = if auth == Auth::Required { 1 } else { usize::MAX };
+    let framed = frame_all(buf, id, &limits, records, &mut n, max);
     if n > 0 {
         *inflight += n;
         *inflight_bytes += records.buf.len();
@@ -281,6 +312,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
     let mut close_after_write = false;
     // Subscribed (as of the newest reply): the pubsub output class, no idle timeout.
     let mut pubsub = false;
+    let mut auth = Auth::Unknown;
     let mut soft_since: Option<Instant> = None;
     // Timeouts: progress counters sampled by a periodic check, so the hot path reads no
     // clock.
@@ -307,13 +339,14 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
             // the client pipelined behind it.
             quit_pending = false;
             if !buf.is_empty()
-                && !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending)
+                && !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending, auth)
             {
                 break 'conn;
             }
             continue;
         }
-        let can_read = closing.is_none() && !eof && !quit_pending && !close_after_write && inflight_bytes < ctx.limits.max_inflight_bytes;
+        let can_read =
+            closing.is_none() && !eof && !quit_pending && !close_after_write && inflight_bytes < ctx.limits.max_inflight_bytes && auth.may_frame(inflight);
         let ev = std::future::poll_fn(|cx| {
             // Output first: a client that reads keeps its buffer short.
             while out.pending() > 0 {
@@ -375,7 +408,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                         reads += 1;
                     }
                 }
-                if !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending) {
+                if !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending, auth) {
                     break 'conn;
                 }
             }
@@ -385,6 +418,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                     out.push(&m.data);
                     close_after_write |= m.close;
                     pubsub = m.pubsub;
+                    auth = if m.auth_required { Auth::Required } else { Auth::Open };
                     settle(&mut sent_sizes, m.answered, &mut inflight, &mut inflight_bytes);
                     if close_after_write {
                         break;
@@ -401,6 +435,24 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                     ctx.host.output_limit_drops.fetch_add(1, Ordering::Relaxed);
                     metrics::counter!("memoria_client_output_limit_disconnections_total").increment(1);
                     graceful = false;
+                    break 'conn;
+                }
+                if auth == Auth::Required && out.pending() > UNAUTHENTICATED_OUTPUT_LIMIT {
+                    tracing::info!(client = id, addr = %addr, pending = out.pending(), "closing an unauthenticated client over 1 KiB of pending replies");
+                    ctx.host.output_limit_drops.fetch_add(1, Ordering::Relaxed);
+                    metrics::counter!("memoria_client_output_limit_disconnections_total").increment(1);
+                    graceful = false;
+                    break 'conn;
+                }
+                // Requests read while framing waited (the connect answer, or the previous
+                // request of a client that must authenticate) are framed now.
+                if !buf.is_empty()
+                    && closing.is_none()
+                    && !quit_pending
+                    && !close_after_write
+                    && auth.may_frame(inflight)
+                    && !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending, auth)
+                {
                     break 'conn;
                 }
             }

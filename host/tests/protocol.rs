@@ -212,8 +212,11 @@ fn oversize_lengths_are_refused_before_the_data_arrives() {
 
 #[test]
 fn configured_limits_are_enforced() {
-    let limits =
-        ConnLimits { resp: Limits { max_bulk_len: 1024, max_multibulk_len: 8, max_inline_len: 64 * 1024 }, query_buffer: 1 << 20, ..ConnLimits::default() };
+    let limits = ConnLimits {
+        resp: Limits { max_bulk_len: 1024, max_multibulk_len: 8, max_inline_len: 64 * 1024, unauthenticated: false },
+        query_buffer: 1 << 20,
+        ..ConnLimits::default()
+    };
     let m = Memoria::start_with(limits);
 
     // A bulk at the limit is fine; one byte more is refused from the length line.

@@ -99,14 +99,16 @@ fn drive(stream: &[u8], cuts: &[usize], limits: &Limits) -> (Vec<Vec<Vec<u8>>>, 
 pub fn run(data: &[u8]) {
     let Some((&cfg, stream)) = data.split_first() else { return };
     // Small limits reach the limit checks with small inputs.
+    // The top bit frames as for an unauthenticated client (10 arguments, 16 KiB each).
+    let unauthenticated = cfg & 0x80 != 0;
     let limits = match cfg & 3 {
-        0 => Limits::default(),
-        1 => Limits { max_bulk_len: 16, max_multibulk_len: 8, max_inline_len: 32 },
-        2 => Limits { max_bulk_len: 1, max_multibulk_len: 2, max_inline_len: 4 },
-        _ => Limits { max_bulk_len: 64, max_multibulk_len: 1024, max_inline_len: 8 },
+        0 => Limits { unauthenticated, ..Limits::default() },
+        1 => Limits { max_bulk_len: 16, max_multibulk_len: 8, max_inline_len: 32, unauthenticated },
+        2 => Limits { max_bulk_len: 1, max_multibulk_len: 2, max_inline_len: 4, unauthenticated },
+        _ => Limits { max_bulk_len: 64, max_multibulk_len: 1024, max_inline_len: 8, unauthenticated },
     };
     // Reads of a fixed size, or one byte at a time, or cut at every '\r' / '\n'.
-    let cuts: Vec<usize> = match cfg >> 2 {
+    let cuts: Vec<usize> = match (cfg >> 2) & 0x1f {
         0 => vec![],
         1 => (1..stream.len()).collect(),
         2 => stream.iter().enumerate().filter(|(_, c)| matches!(c, b'\r' | b'\n')).flat_map(|(i, _)| [i, i + 1]).collect(),

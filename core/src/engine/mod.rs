@@ -161,11 +161,12 @@ impl Engine {
                     c.laddr = parts.next().unwrap_or_default().to_vec();
                     // Protected mode: a non-loopback client while the default user has no
                     // password is told how to fix it and disconnected.
+                    let auth = if self.st.acl.auth_required(c) { batch::OUT_AUTH_REQUIRED } else { 0 };
                     if crate::server::acl::enforce::protected_mode_denies(&self.st, &c.addr) {
                         let msg = crate::server::acl::enforce::DENIED_MESSAGE.as_bytes();
-                        batch::write_out(&mut out, rec.kind, rec.client, batch::OUT_CLOSE, msg, b"");
+                        batch::write_out(&mut out, rec.kind, rec.client, batch::OUT_CLOSE | auth, msg, b"");
                     } else {
-                        batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                        batch::write_out(&mut out, rec.kind, rec.client, auth, b"", b"");
                     }
                 }
                 batch::REC_UNBLOCK => {
@@ -280,6 +281,9 @@ impl Engine {
         }
         if client.subs.active() {
             flags |= batch::OUT_PUBSUB;
+        }
+        if self.st.acl.auth_required(&client) {
+            flags |= batch::OUT_AUTH_REQUIRED;
         }
         if let Some(req) = block {
             let b = crate::server::blocked::Blocked {

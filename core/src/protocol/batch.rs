@@ -125,6 +125,10 @@ pub const OUT_UNBLOCKED: u8 = 32;
 /// output is limited by the `pubsub` class of `client-output-buffer-limit`, and the idle
 /// `timeout` spares it.
 pub const OUT_PUBSUB: u8 = 64;
+/// After this record the client must still authenticate (Redis's authRequired): the host
+/// frames its requests with the unauthenticated limits, one at a time, and bounds its
+/// output (CVE-2021-32675, CVE-2025-21605). Set on REC_CONNECT and REC_COMMAND outputs.
+pub const OUT_AUTH_REQUIRED: u8 = 128;
 
 #[derive(Default)]
 pub struct BatchWriter {

@@ -14,11 +14,18 @@ pub struct Limits {
     pub max_multibulk_len: usize,
     /// `PROTO_INLINE_MAX_SIZE`: an inline request or a length line longer than this is refused.
     pub max_inline_len: usize,
+    /// The client has not authenticated while the server needs it (Redis's authRequired):
+    /// at most 10 arguments of at most 16 KiB each (CVE-2021-32675).
+    pub unauthenticated: bool,
 }
+
+/// The most arguments and the longest argument an unauthenticated client may send.
+pub const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
+pub const UNAUTHENTICATED_MAX_BULK: usize = 16 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_bulk_len: 512 * 1024 * 1024, max_multibulk_len: 1024 * 1024, max_inline_len: 64 * 1024 }
+        Limits { max_bulk_len: 512 * 1024 * 1024, max_multibulk_len: 1024 * 1024, max_inline_len: 64 * 1024, unauthenticated: false }
     }
 }
 
@@ -30,6 +37,8 @@ pub enum ProtocolError {
     TooBigBulkCount,
     InvalidMultibulkLength,
     InvalidBulkLength,
+    UnauthenticatedMultibulkLength,
+    UnauthenticatedBulkLength,
     ExpectedDollar(u8),
     UnbalancedQuotes,
 }
@@ -43,6 +52,8 @@ impl ProtocolError {
             ProtocolError::TooBigBulkCount => "Protocol error: too big bulk count string".into(),
             ProtocolError::InvalidMultibulkLength => "Protocol error: invalid multibulk length".into(),
             ProtocolError::InvalidBulkLength => "Protocol error: invalid bulk length".into(),
+            ProtocolError::UnauthenticatedMultibulkLength => "Protocol error: unauthenticated multibulk length".into(),
+            ProtocolError::UnauthenticatedBulkLength => "Protocol error: unauthenticated bulk length".into(),
             ProtocolError::ExpectedDollar(c) => format!("Protocol error: expected '$', got '{}'", *c as char),
             ProtocolError::UnbalancedQuotes => "Protocol error: unbalanced quotes in request".into(),
         }
@@ -125,6 +136,9 @@ pub fn frame(buf: &[u8], limits: &Limits, args: &mut Vec<(usize, usize)>, inline
         Some(n) if n <= limits.max_multibulk_len as i64 => n,
         _ => return Frame::Error(ProtocolError::InvalidMultibulkLength),
     };
+    if limits.unauthenticated && count > UNAUTHENTICATED_MAX_ARGS {
+        return Frame::Error(ProtocolError::UnauthenticatedMultibulkLength);
+    }
     let mut pos = cr + 2;
     if count <= 0 {
         return Frame::Skip { consumed: pos };
@@ -157,6 +171,10 @@ pub fn frame(buf: &[u8], limits: &Limits, args: &mut Vec<(usize, usize)>, inline
                 return Frame::Error(ProtocolError::InvalidBulkLength);
             }
         };
+        if limits.unauthenticated && len > UNAUTHENTICATED_MAX_BULK {
+            args.truncate(start_len);
+            return Frame::Error(ProtocolError::UnauthenticatedBulkLength);
+        }
         let data = cr + 2;
         let end = data + len;
         if end + 2 > buf.len() {
@@ -312,7 +330,7 @@ pub fn encode_command<A: AsRef<[u8]>>(out: &mut Vec<u8>, args: &[A]) {
 /// Reads back a multibulk produced by `encode_command` or validated by `frame`.
 /// Returns the argument ranges and bytes consumed; None if malformed.
 pub fn read_command(buf: &[u8], args: &mut Vec<(usize, usize)>) -> Option<usize> {
-    let limits = Limits { max_bulk_len: usize::MAX >> 1, max_multibulk_len: usize::MAX >> 1, max_inline_len: usize::MAX >> 1 };
+    let limits = Limits { max_bulk_len: usize::MAX >> 1, max_multibulk_len: usize::MAX >> 1, max_inline_len: usize::MAX >> 1, unauthenticated: false };
     let mut inline = Vec::new();
     match frame(buf, &limits, args, &mut inline) {
         Frame::Multibulk { consumed } => Some(consumed),
@@ -382,7 +400,7 @@ mod tests {
     /// '\n' had not arrived yet was refused, although the whole line is accepted.
     #[test]
     fn length_line_at_the_limit_split_before_its_newline() {
-        let lim = Limits { max_bulk_len: 1 << 20, max_multibulk_len: 1 << 20, max_inline_len: 4 };
+        let lim = Limits { max_bulk_len: 1 << 20, max_multibulk_len: 1 << 20, max_inline_len: 4, unauthenticated: false };
         let fl = |buf: &[u8]| frame(buf, &lim, &mut Vec::new(), &mut Vec::new());
         // The crashing input: "*\x04*2" then "\r", then "\n".
         assert!(matches!(fl(b"*\x04*2\r"), Frame::Incomplete { .. }));
@@ -394,5 +412,24 @@ mod tests {
         assert!(matches!(fl(b"*1\r\n$123\r"), Frame::Incomplete { .. }));
         assert!(matches!(fl(b"*1\r\n$123\r\n"), Frame::Incomplete { .. }));
         assert_eq!(fl(b"*1\r\n$1234\r"), Frame::Error(ProtocolError::TooBigBulkCount));
+    }
+
+    /// CVE-2021-32675: before AUTH, at most 10 arguments of at most 16 KiB, refused as soon
+    /// as the length line arrives (nothing of the data is waited for).
+    #[test]
+    fn unauthenticated_limits() {
+        let lim = Limits { unauthenticated: true, ..Limits::default() };
+        let fl = |buf: &[u8]| frame(buf, &lim, &mut Vec::new(), &mut Vec::new());
+        assert_eq!(fl(b"*11\r\n"), Frame::Error(ProtocolError::UnauthenticatedMultibulkLength));
+        assert_eq!(fl(b"*1048576\r\n"), Frame::Error(ProtocolError::UnauthenticatedMultibulkLength));
+        // Past the general limit the general error comes first, as in Redis.
+        assert_eq!(fl(b"*1048577\r\n"), Frame::Error(ProtocolError::InvalidMultibulkLength));
+        assert!(matches!(fl(b"*10\r\n"), Frame::Incomplete { .. }));
+        assert_eq!(fl(b"*1\r\n$16385\r\n"), Frame::Error(ProtocolError::UnauthenticatedBulkLength));
+        assert!(matches!(fl(b"*1\r\n$16384\r\n"), Frame::Incomplete { .. }));
+        assert_eq!(fl(b"*1\r\n$-1\r\n"), Frame::Error(ProtocolError::InvalidBulkLength));
+        assert_eq!(ProtocolError::UnauthenticatedBulkLength.message(), "Protocol error: unauthenticated bulk length");
+        let open = Limits::default();
+        assert!(matches!(frame(b"*11\r\n", &open, &mut Vec::new(), &mut Vec::new()), Frame::Incomplete { .. }));
     }
 }

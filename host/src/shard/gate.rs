@@ -66,6 +66,8 @@ pub(super) struct Gate {
     out_at: ClientMap<usize>,
     /// Clients subscribed to something (`batch::OUT_PUBSUB`).
     pub(super) pubsub_clients: HashSet<u64, foldhash::fast::RandomState>,
+    /// Clients that must still authenticate (`batch::OUT_AUTH_REQUIRED`).
+    pub(super) auth_clients: HashSet<u64, foldhash::fast::RandomState>,
     /// Reply latency per one-second window (INFO replication `memoria_latency_*`).
     pub(super) stats: Latency,
     /// When the batch being routed reached the shard.
@@ -86,6 +88,7 @@ impl Gate {
             out: Vec::new(),
             out_at: ClientMap::default(),
             pubsub_clients: HashSet::default(),
+            auth_clients: HashSet::default(),
             stats: Latency::new(now),
             batch_t0: now,
             wait_seq: 0,
@@ -284,6 +287,7 @@ impl Gate {
     pub(super) fn forget(&mut self, client: u64) {
         self.held.remove(&client);
         self.pubsub_clients.remove(&client);
+        self.auth_clients.remove(&client);
     }
 
     fn push_out(&mut self, client: u64, data: &[u8], close: bool, answered: usize) {
@@ -300,7 +304,7 @@ impl Gate {
             Some(&at) => self.out[at].1.extend(&data, close, answered),
             None => {
                 self.out_at.insert(client, self.out.len());
-                self.out.push((client, ReplyMsg { data, close, answered, pubsub: false }));
+                self.out.push((client, ReplyMsg { data, close, answered, pubsub: false, auth_required: false }));
             }
         }
     }
@@ -308,9 +312,10 @@ impl Gate {
     /// What may be sent now, one message per client.
     pub(super) fn take_out(&mut self) -> impl Iterator<Item = (u64, ReplyMsg)> + '_ {
         self.out_at.clear();
-        let pubsub = &self.pubsub_clients;
+        let (pubsub, auth) = (&self.pubsub_clients, &self.auth_clients);
         self.out.drain(..).map(move |(id, mut m)| {
             m.pubsub = !pubsub.is_empty() && pubsub.contains(&id);
+            m.auth_required = !auth.is_empty() && auth.contains(&id);
             (id, m)
         })
     }

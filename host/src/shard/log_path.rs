@@ -124,6 +124,7 @@ impl Shard {
         self.flush();
         self.clients.clear();
         self.gate.pubsub_clients.clear();
+        self.gate.auth_clients.clear();
     }
 
     /// Waits for the append in flight (if any) and tells the lease machine its outcome.

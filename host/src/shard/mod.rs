@@ -69,6 +69,9 @@ pub struct ReplyMsg {
     pub answered: usize,
     /// The client is subscribed (pub/sub output limits, no idle timeout).
     pub pubsub: bool,
+    /// The client must still authenticate (`batch::OUT_AUTH_REQUIRED`): its requests are
+    /// framed one at a time with the unauthenticated limits, its output is bounded.
+    pub auth_required: bool,
 }
 
 impl ReplyMsg {

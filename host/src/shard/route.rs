@@ -60,6 +60,13 @@ impl Gate {
                     self.pubsub_clients.remove(&rec.client);
                 }
             }
+            if (rec.kind == batch::REC_COMMAND && !parked) || rec.kind == batch::REC_CONNECT {
+                if rec.flags & batch::OUT_AUTH_REQUIRED != 0 {
+                    self.auth_clients.insert(rec.client);
+                } else if !self.auth_clients.is_empty() {
+                    self.auth_clients.remove(&rec.client);
+                }
+            }
             // A served blocked client (REC_UNBLOCKED) answers no input record.
             let inp = if rec.kind == batch::REC_UNBLOCKED {
                 None
@@ -97,8 +104,9 @@ impl Gate {
             } else if rec.flags & batch::OUT_UNBLOCKED != 0 {
                 blocking.unpark(rec.client);
                 self.deliver(rec.client, need, rec.reply, false);
-            } else if rec.kind == batch::REC_CONNECT && !rec.reply.is_empty() {
-                // Refused at connect (protected mode): the message, then the close.
+            } else if rec.kind == batch::REC_CONNECT {
+                // The connection frames nothing before this answer (whether the client must
+                // authenticate); refused at connect (protected mode), the message and close.
                 self.deliver_n(rec.client, 0, rec.reply, rec.flags & batch::OUT_CLOSE != 0, 0);
             } else if rec.kind == batch::REC_COMMAND {
                 let close = rec.flags & batch::OUT_CLOSE != 0;

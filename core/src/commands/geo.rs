@@ -699,26 +699,6 @@ fn quicksort_part<T>(v: &mut [T], mut start: usize, mut len: usize, wanted: (usi
     }
 }
 
-/// The arguments COMMAND GETKEYS, the key tracker, ACL and slot checks see for
-/// GEORADIUS/GEORADIUSBYMEMBER (options from `options_at`): the source, then as Redis
-/// 7.0's key specs find them the key after the first STORE and after the first STOREDIST
-/// (a keyword in last position names nothing), then any destination named by a later
-/// STORE/STOREDIST: the command writes the last one given, which Redis's specs miss.
-pub fn store_keys(argv: &[&[u8]], options_at: usize, out: &mut Vec<usize>) {
-    out.push(1);
-    let end = argv.len().saturating_sub(1);
-    let first_after = |kw: &[u8]| (options_at..end).find(|&i| c_eq_ic(argv[i], kw)).map(|i| i + 1);
-    let store = first_after(b"store");
-    let storedist = first_after(b"storedist");
-    out.extend(store);
-    out.extend(storedist);
-    for (i, a) in argv.iter().enumerate().take(end).skip(options_at) {
-        if (c_eq_ic(a, b"store") || c_eq_ic(a, b"storedist")) && !out.contains(&(i + 1)) {
-            out.push(i + 1);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -744,24 +724,5 @@ mod tests {
     fn out_of_range_text() {
         assert_eq!(out_of_range_err(OutOfRange { lon: 200.0, lat: 100.0 }), "ERR invalid longitude,latitude pair 200.000000,100.000000");
         assert_eq!(out_of_range_err(OutOfRange { lon: f64::INFINITY, lat: 0.0 }), "ERR invalid longitude,latitude pair inf,0.000000");
-    }
-
-    #[test]
-    fn getkeys_as_redis() {
-        let keys = |line: &str, at: usize| {
-            let argv: Vec<&[u8]> = line.split(' ').map(|s| s.as_bytes()).collect();
-            let mut out = Vec::new();
-            store_keys(&argv, at, &mut out);
-            out.iter().map(|&i| argv[i]).map(|k| String::from_utf8_lossy(k).into_owned()).collect::<Vec<_>>().join(" ")
-        };
-        assert_eq!(keys("GEORADIUS k 1 2 3 m", 6), "k");
-        assert_eq!(keys("GEORADIUS k 1 2 3 m store a", 6), "k a");
-        assert_eq!(keys("GEORADIUS k 1 2 3 m STOREDIST b STORE a", 6), "k a b");
-        assert_eq!(keys("GEORADIUS k 1 2 3 m STORE", 6), "k");
-        assert_eq!(keys("GEORADIUS k 1 2 3 STORE x", 6), "k");
-        // Redis reports only `a`; the command writes `b`, so it is listed too.
-        assert_eq!(keys("GEORADIUS k 1 2 3 m STORE a STORE b", 6), "k a b");
-        assert_eq!(keys("GEORADIUSBYMEMBER k m 3 STORE x y", 5), "k");
-        assert_eq!(keys("GEORADIUSBYMEMBER k STORE 3 km STORE y", 5), "k y");
     }
 }

@@ -150,7 +150,7 @@ impl CommandSpec {
             Movable::Streams => stream_keys(argv, out),
             Movable::Sort => sort_keys(argv, out),
             Movable::DestNumKeys => numkeys_keys(argv, 2, true, out),
-            Movable::GeoStore(at) => crate::commands::geo::store_keys(argv, at, out),
+            Movable::GeoStore(at) => geo_store_keys(argv, at, out),
         }
     }
     /// Keys found by reading the arguments (Redis's movablekeys).
@@ -285,6 +285,26 @@ pub fn stream_keys(argv: &[&[u8]], out: &mut Vec<usize>) {
     out.extend(first..first + n);
 }
 
+/// The arguments COMMAND GETKEYS, the key tracker, ACL and slot checks see for
+/// GEORADIUS/GEORADIUSBYMEMBER (options from `options_at`): the source, then as Redis
+/// 7.0's key specs find them the key after the first STORE and after the first STOREDIST
+/// (a keyword in last position names nothing), then any destination named by a later
+/// STORE/STOREDIST: the command writes the last one given, which Redis's specs miss.
+pub fn geo_store_keys(argv: &[&[u8]], options_at: usize, out: &mut Vec<usize>) {
+    out.push(1);
+    let end = argv.len().saturating_sub(1);
+    let first_after = |kw: &[u8]| (options_at..end).find(|&i| crate::util::c_eq_ic(argv[i], kw)).map(|i| i + 1);
+    let store = first_after(b"store");
+    let storedist = first_after(b"storedist");
+    out.extend(store);
+    out.extend(storedist);
+    for (i, a) in argv.iter().enumerate().take(end).skip(options_at) {
+        if (crate::util::c_eq_ic(a, b"store") || crate::util::c_eq_ic(a, b"storedist")) && !out.contains(&(i + 1)) {
+            out.push(i + 1);
+        }
+    }
+}
+
 /// SORT's keys: the sorted key and STORE's destination (the last one given wins, as in
 /// Redis; BY and GET patterns name keys only per element, which the caller cannot know).
 fn sort_keys(argv: &[&[u8]], out: &mut Vec<usize>) {
@@ -399,4 +419,28 @@ pub fn find_sub(top: &'static CommandSpec, sub: &[u8]) -> Option<&'static Comman
         let n = s.name.split('|').nth(1).unwrap_or("");
         n.as_bytes().eq_ignore_ascii_case(sub)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn getkeys_as_redis() {
+        let keys = |line: &str, at: usize| {
+            let argv: Vec<&[u8]> = line.split(' ').map(|s| s.as_bytes()).collect();
+            let mut out = Vec::new();
+            geo_store_keys(&argv, at, &mut out);
+            out.iter().map(|&i| argv[i]).map(|k| alloc::string::String::from_utf8_lossy(k).into_owned()).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(keys("GEORADIUS k 1 2 3 m", 6), "k");
+        assert_eq!(keys("GEORADIUS k 1 2 3 m store a", 6), "k a");
+        assert_eq!(keys("GEORADIUS k 1 2 3 m STOREDIST b STORE a", 6), "k a b");
+        assert_eq!(keys("GEORADIUS k 1 2 3 m STORE", 6), "k");
+        assert_eq!(keys("GEORADIUS k 1 2 3 STORE x", 6), "k");
+        // Redis reports only `a`; the command writes `b`, so it is listed too.
+        assert_eq!(keys("GEORADIUS k 1 2 3 m STORE a STORE b", 6), "k a b");
+        assert_eq!(keys("GEORADIUSBYMEMBER k m 3 STORE x y", 5), "k");
+        assert_eq!(keys("GEORADIUSBYMEMBER k STORE 3 km STORE y", 5), "k y");
+    }
 }

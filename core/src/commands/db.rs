@@ -52,7 +52,7 @@ pub fn move_key(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if entry.expire_at != NO_EXPIRE {
         ctx.st.dbs[dst].set_expire(key, entry.expire_at);
     }
-    ctx.st.touch_watched(src, key);
+    // (`delete` touched the source's watchers.)
     ctx.st.touch_watched(dst, key);
     // The effect names the key in the source database; waiters in the target need it too.
     ctx.st.blocking.signal(dst as u8, key);

@@ -206,34 +206,31 @@ impl State {
         }
     }
 
-    /// Marks every watcher of a key that exists in `db` (FLUSHDB/FLUSHALL).
-    pub fn touch_all_watched(&mut self, db: Option<usize>) {
+    /// Marks the watchers of every watched (db, key) for which `changes` holds, given the
+    /// databases as they are now.
+    fn touch_watched_where(&mut self, changes: impl Fn(&[Db], usize, &[u8]) -> bool) {
         if self.watched.is_empty() {
             return;
         }
         let mut dirty = Vec::new();
         for (k, ids) in self.watched.iter() {
-            let d = k[0] as usize;
-            if db.is_none_or(|x| x == d) && self.dbs[d].keys.contains_key(&k[1..]) {
+            if changes(&self.dbs, k[0] as usize, &k[1..]) {
                 dirty.extend_from_slice(ids);
             }
         }
         self.cas_dirty.extend(dirty);
     }
 
+    /// Marks every watcher of a key that exists in `db` (FLUSHDB/FLUSHALL).
+    pub fn touch_all_watched(&mut self, db: Option<usize>) {
+        self.touch_watched_where(|dbs, d, key| db.is_none_or(|x| x == d) && dbs[d].keys.contains_key(key));
+    }
+
     /// SWAPDB a b: marks every watcher (in either database) of a key that exists in a or b,
     /// before the swap: what it watched is about to change (Redis's touchAllWatchedKeysInDb
     /// both ways).
     pub fn touch_watched_in_swap(&mut self, a: usize, b: usize) {
-        let mut dirty = Vec::new();
-        for (k, ids) in self.watched.iter() {
-            let d = k[0] as usize;
-            let key = &k[1..];
-            if (d == a || d == b) && (self.dbs[a].keys.contains_key(key) || self.dbs[b].keys.contains_key(key)) {
-                dirty.extend_from_slice(ids);
-            }
-        }
-        self.cas_dirty.extend(dirty);
+        self.touch_watched_where(|dbs, d, key| (d == a || d == b) && (dbs[a].keys.contains_key(key) || dbs[b].keys.contains_key(key)));
     }
 
     /// Offers every key of `db` that has waiters and now exists to them (after SWAPDB

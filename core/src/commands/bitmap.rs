@@ -354,11 +354,7 @@ pub fn bitop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.dirty += 1;
         ctx.notify(notify::STRING, "set", target);
     } else {
-        ctx.st.expire_if_needed(db, target, ctx.fx);
-        if ctx.st.delete(db, target).is_some() {
-            ctx.dirty += 1;
-            ctx.notify(notify::GENERIC, "del", target);
-        }
+        ctx.delete_destination(target);
     }
     ctx.reply.int(maxlen as i64);
 }

@@ -530,11 +530,7 @@ fn store(ctx: &mut Ctx<'_>, dst: &[u8], found: Vec<Found>, q: &Query<'_>, form: 
         ctx.dirty += n as u64;
         ctx.notify(notify::ZSET, if form.is_search() { "geosearchstore" } else { "georadiusstore" }, dst);
     } else {
-        ctx.st.expire_if_needed(db, dst, ctx.fx);
-        if ctx.st.delete(db, dst).is_some() {
-            ctx.dirty += 1;
-            ctx.notify(notify::GENERIC, "del", dst);
-        }
+        ctx.delete_destination(dst);
     }
     ctx.reply.int(n as i64);
 }

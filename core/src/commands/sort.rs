@@ -192,11 +192,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], readonly: bool) {
                 ctx.notify(notify::LIST, "sortstore", dst);
                 ctx.dirty += outputlen as u64;
             } else {
-                ctx.st.expire_if_needed(db, dst, ctx.fx);
-                if ctx.st.delete(db, dst).is_some() {
-                    ctx.notify(notify::GENERIC, "del", dst);
-                    ctx.dirty += 1;
-                }
+                ctx.delete_destination(dst);
             }
             ctx.reply.int(outputlen as i64);
         }

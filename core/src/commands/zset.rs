@@ -97,11 +97,7 @@ fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], z: ZsetValue, event: &str) -> usi
         ctx.dirty += 1;
         ctx.notify(notify::ZSET, event, dst);
     } else {
-        ctx.st.expire_if_needed(db, dst, ctx.fx);
-        if ctx.st.delete(db, dst).is_some() {
-            ctx.dirty += 1;
-            ctx.notify(notify::GENERIC, "del", dst);
-        }
+        ctx.delete_destination(dst);
     }
     n
 }

@@ -132,4 +132,15 @@ impl<'a> Ctx<'a> {
     pub fn lru(&self) -> u32 {
         self.st.lru_clock()
     }
+
+    /// A *STORE whose result is empty: Redis deletes the destination (one change, a `del`
+    /// event) instead of storing an empty value.
+    pub fn delete_destination(&mut self, dst: &[u8]) {
+        let db = self.db();
+        self.st.expire_if_needed(db, dst, self.fx);
+        if self.st.delete(db, dst).is_some() {
+            self.dirty += 1;
+            self.notify(crate::server::notify::GENERIC, "del", dst);
+        }
+    }
 }

@@ -429,16 +429,16 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                     }
                 }
                 let limit = ctx.host.output_limit(pubsub);
-                if limits::output_over_limit(&limit, out.pending() as u64, &mut soft_since) {
-                    // Like Redis: the client is closed at once, its buffer dropped.
-                    tracing::info!(client = id, addr = %addr, pending = out.pending(), pubsub, "closing a client over its output buffer limit (client-output-buffer-limit)");
-                    ctx.host.output_limit_drops.fetch_add(1, Ordering::Relaxed);
-                    metrics::counter!("memoria_client_output_limit_disconnections_total").increment(1);
-                    graceful = false;
-                    break 'conn;
-                }
-                if auth == Auth::Required && out.pending() > UNAUTHENTICATED_OUTPUT_LIMIT {
-                    tracing::info!(client = id, addr = %addr, pending = out.pending(), "closing an unauthenticated client over 1 KiB of pending replies");
+                // Like Redis: a client past its limit is closed at once, its buffer dropped.
+                let over = if limits::output_over_limit(&limit, out.pending() as u64, &mut soft_since) {
+                    Some("client-output-buffer-limit")
+                } else if auth == Auth::Required && out.pending() > UNAUTHENTICATED_OUTPUT_LIMIT {
+                    Some("1 KiB before AUTH")
+                } else {
+                    None
+                };
+                if let Some(which) = over {
+                    tracing::info!(client = id, addr = %addr, pending = out.pending(), pubsub, limit = which, "closing a client over its output buffer limit");
                     ctx.host.output_limit_drops.fetch_add(1, Ordering::Relaxed);
                     metrics::counter!("memoria_client_output_limit_disconnections_total").increment(1);
                     graceful = false;

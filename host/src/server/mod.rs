@@ -230,60 +230,60 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
         let acceptor = tls.as_ref().map(|(_, a, _)| a.clone());
         let rt = tokio::runtime::Handle::current();
         crate::handoff::serve(listener, move |kind, stream| {
-            let (ctx, acceptor) = (handed.clone(), acceptor.clone());
-            rt.spawn(async move {
-                let Ok(stream) = tokio::net::TcpStream::from_std(stream) else { return };
-                let Some(slot) = ctx.host.admit() else {
-                    if kind == crate::handoff::Kind::Plain {
-                        refuse(stream);
-                    }
-                    return;
-                };
-                match (kind, acceptor) {
-                    (crate::handoff::Kind::Plain, _) => conn::serve(stream, ctx).await,
-                    (crate::handoff::Kind::Tls, Some(a)) => conn::serve_tls(stream, a, ctx).await,
-                    // TLS handed to a node without TLS: nothing it can speak.
-                    (crate::handoff::Kind::Tls, None) => {}
-                }
-                drop(slot);
-            });
+            let _in_runtime = rt.enter();
+            let Ok(stream) = tokio::net::TcpStream::from_std(stream) else { return };
+            match (kind, &acceptor) {
+                (crate::handoff::Kind::Plain, _) => serve_admitted(stream, None, &handed),
+                (crate::handoff::Kind::Tls, Some(a)) => serve_admitted(stream, Some(a.clone()), &handed),
+                // TLS handed to a node without TLS: nothing it can speak.
+                (crate::handoff::Kind::Tls, None) => {}
+            }
         });
     }
     if let Some(listener) = listener {
         let ctx = ctx.clone();
         accept_tasks.push(tokio::spawn(async move {
             loop {
-                let Some(stream) = accept(&listener).await else { continue };
-                let Some(slot) = ctx.host.admit() else {
-                    refuse(stream);
-                    continue;
-                };
-                let ctx = ctx.clone();
-                tokio::spawn(async move {
-                    conn::serve(stream, ctx).await;
-                    drop(slot);
-                });
+                if let Some(stream) = accept(&listener).await {
+                    serve_admitted(stream, None, &ctx);
+                }
             }
         }));
     }
     if let Some((listener, acceptor, _)) = tls {
         accept_tasks.push(tokio::spawn(async move {
             loop {
-                let Some(stream) = accept(&listener).await else { continue };
-                // Like Redis, a refused TLS connection is closed before any handshake.
-                let Some(slot) = ctx.host.admit() else { continue };
-                let (ctx, acceptor) = (ctx.clone(), acceptor.clone());
-                tokio::spawn(async move {
-                    crate::conn::serve_tls(stream, acceptor, ctx).await;
-                    drop(slot);
-                });
+                if let Some(stream) = accept(&listener).await {
+                    serve_admitted(stream, Some(acceptor.clone()), &ctx);
+                }
             }
         }));
     }
     Ok(RunningServer { addr, tls_addr, shard, shard_task: Some(shard_task), accept_tasks })
 }
 
-async fn accept(listener: &TcpListener) -> Option<tokio::net::TcpStream> {
+/// Admits a client within `maxclients` and serves it on its own task, over TLS when
+/// `acceptor` is given. Refused as Redis refuses: a plain client gets the error, a TLS one
+/// is closed before any handshake.
+fn serve_admitted(stream: tokio::net::TcpStream, acceptor: Option<tokio_rustls::TlsAcceptor>, ctx: &Arc<ConnCtx>) {
+    let Some(slot) = ctx.host.admit() else {
+        if acceptor.is_none() {
+            refuse(stream);
+        }
+        return;
+    };
+    let ctx = ctx.clone();
+    tokio::spawn(async move {
+        match acceptor {
+            None => conn::serve(stream, ctx).await,
+            Some(a) => conn::serve_tls(stream, a, ctx).await,
+        }
+        drop(slot);
+    });
+}
+
+/// One accepted connection, or None after backing off from a failed accept.
+pub(crate) async fn accept(listener: &TcpListener) -> Option<tokio::net::TcpStream> {
     match listener.accept().await {
         Ok((stream, _)) => Some(stream),
         Err(e) => {

@@ -54,18 +54,10 @@ impl Gate {
             }
             let parked = rec.flags & (batch::OUT_BLOCKED | batch::OUT_DEFERRED) != 0;
             if rec.kind == batch::REC_COMMAND && !parked {
-                if rec.flags & batch::OUT_PUBSUB != 0 {
-                    self.pubsub_clients.insert(rec.client);
-                } else if !self.pubsub_clients.is_empty() {
-                    self.pubsub_clients.remove(&rec.client);
-                }
+                mark(&mut self.pubsub_clients, rec.client, rec.flags & batch::OUT_PUBSUB != 0);
             }
             if (rec.kind == batch::REC_COMMAND && !parked) || rec.kind == batch::REC_CONNECT {
-                if rec.flags & batch::OUT_AUTH_REQUIRED != 0 {
-                    self.auth_clients.insert(rec.client);
-                } else if !self.auth_clients.is_empty() {
-                    self.auth_clients.remove(&rec.client);
-                }
+                mark(&mut self.auth_clients, rec.client, rec.flags & batch::OUT_AUTH_REQUIRED != 0);
             }
             // A served blocked client (REC_UNBLOCKED) answers no input record.
             let inp = if rec.kind == batch::REC_UNBLOCKED {
@@ -127,5 +119,14 @@ impl Gate {
             self.queue(batch_seq, batch_fx);
         }
         routed
+    }
+}
+
+/// Puts `client` in `set` or takes it out, as the engine's latest flag for it says.
+fn mark(set: &mut std::collections::HashSet<u64, foldhash::fast::RandomState>, client: u64, on: bool) {
+    if on {
+        set.insert(client);
+    } else if !set.is_empty() {
+        set.remove(&client);
     }
 }

@@ -5,7 +5,6 @@
 //! down) and they reconnect here, to be handed to the new one.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -16,15 +15,9 @@ use crate::handoff::{self, Kind};
 
 pub async fn serve(listener: TcpListener, data_dir: PathBuf, primary: watch::Receiver<Option<Primary>>, kind: Kind) {
     loop {
-        match listener.accept().await {
-            Ok((client, _)) => {
-                let _ = client.set_nodelay(true);
-                tokio::spawn(hand_over(client, data_dir.clone(), primary.clone(), kind));
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+        if let Some(client) = crate::server::accept(&listener).await {
+            let _ = client.set_nodelay(true);
+            tokio::spawn(hand_over(client, data_dir.clone(), primary.clone(), kind));
         }
     }
 }

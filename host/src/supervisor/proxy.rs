@@ -19,15 +19,9 @@ pub(super) const WAIT_FOR_PRIMARY: Duration = Duration::from_secs(10);
 /// the TLS endpoint, whose bytes also pass through untouched: TLS ends at the node).
 pub async fn serve(listener: TcpListener, node_host: String, primary: watch::Receiver<Option<Primary>>, port_shift: i32) {
     loop {
-        match listener.accept().await {
-            Ok((client, _)) => {
-                let _ = client.set_nodelay(true);
-                tokio::spawn(splice(client, node_host.clone(), primary.clone(), port_shift));
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+        if let Some(client) = crate::server::accept(&listener).await {
+            let _ = client.set_nodelay(true);
+            tokio::spawn(splice(client, node_host.clone(), primary.clone(), port_shift));
         }
     }
 }

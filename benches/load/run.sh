@@ -348,6 +348,26 @@ for ((k = 1; k <= repeats; k++)); do
     done
 done
 
+# A markdown table of server `other` against server `base`, same run: ops/s, the ratio
+# other/base, p50/p99. Labels name the two columns.
+compare_table() { # base base_label other other_label
+    local base=$1 bl=$2 other=$3 ol=$4 t P br or b50 o50 b99 o99 ratio
+    echo "| test | pipeline | $bl ops/s | $ol ops/s | $ol/$bl | $bl p50/p99 ms | $ol p50/p99 ms |"
+    echo "|------|---------:|------:|------:|------:|------:|------:|"
+    for t in "${test_list[@]}"; do
+        for P in $pipelines; do
+            # shellcheck disable=SC2086
+            {
+                br=$(median ${rps[$base,$t,$P]}); or=$(median ${rps[$other,$t,$P]})
+                b50=$(median ${p50[$base,$t,$P]}); o50=$(median ${p50[$other,$t,$P]})
+                b99=$(median ${p99[$base,$t,$P]}); o99=$(median ${p99[$other,$t,$P]})
+            }
+            ratio=$(awk -v o="$or" -v b="$br" 'BEGIN { printf "%.2f", (b > 0 ? o / b : 0) }')
+            printf '| %s | %s | %.0f | %.0f | %s× | %s / %s | %s / %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$br" "$or" "$ratio" "$b50" "$b99" "$o50" "$o99"
+        done
+    done
+}
+
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git -C "$repo" diff --quiet HEAD -- 2>/dev/null; then rev="$rev+dirty"; fi
 table=$(
@@ -391,39 +411,13 @@ table=$(
         echo
         echo "The log's cost: the durable node against \`memoria up --in-memory\` (no log), same run:"
         echo
-        echo "| test | pipeline | in-memory ops/s | durable ops/s | durable/in-memory | in-memory p50/p99 ms | durable p50/p99 ms |"
-        echo "|------|---------:|----------------:|--------------:|------------------:|---------------------:|-------------------:|"
-        for t in "${test_list[@]}"; do
-            for P in $pipelines; do
-                # shellcheck disable=SC2086
-                {
-                    mr=$(median ${rps[memoria,$t,$P]}); ir=$(median ${rps[memoria-mem,$t,$P]})
-                    m50=$(median ${p50[memoria,$t,$P]}); i50=$(median ${p50[memoria-mem,$t,$P]})
-                    m99=$(median ${p99[memoria,$t,$P]}); i99=$(median ${p99[memoria-mem,$t,$P]})
-                }
-                ratio=$(awk -v m="$mr" -v i="$ir" 'BEGIN { printf "%.2f", (i > 0 ? m / i : 0) }')
-                printf '| %s | %s | %.0f | %.0f | %s× | %s / %s | %s / %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$ir" "$mr" "$ratio" "$i50" "$i99" "$m50" "$m99"
-            done
-        done
+        compare_table memoria-mem "in-memory" memoria "durable"
     fi
     if [[ $vs_primary == 1 ]]; then
         echo
         echo "The stable endpoint (the documented port) against the primary node's own port, same run:"
         echo
-        echo "| test | pipeline | primary port ops/s | stable endpoint ops/s | endpoint/primary | primary p50/p99 ms | endpoint p50/p99 ms |"
-        echo "|------|---------:|-------------------:|----------------------:|-----------------:|-------------------:|--------------------:|"
-        for t in "${test_list[@]}"; do
-            for P in $pipelines; do
-                # shellcheck disable=SC2086
-                {
-                    mr=$(median ${rps[memoria,$t,$P]}); pr=$(median ${rps[memoria-primary,$t,$P]})
-                    m50=$(median ${p50[memoria,$t,$P]}); p50v=$(median ${p50[memoria-primary,$t,$P]})
-                    m99=$(median ${p99[memoria,$t,$P]}); p99v=$(median ${p99[memoria-primary,$t,$P]})
-                }
-                ratio=$(awk -v m="$mr" -v p="$pr" 'BEGIN { printf "%.2f", (p > 0 ? m / p : 0) }')
-                printf '| %s | %s | %.0f | %.0f | %s× | %s / %s | %s / %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$pr" "$mr" "$ratio" "$p50v" "$p99v" "$m50" "$m99"
-            done
-        done
+        compare_table memoria-primary "primary port" memoria "stable endpoint"
     fi
 )
 echo

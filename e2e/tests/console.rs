@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Up, free_port, signal, tempdir};
+use common::{Up, free_port, get, rt, signal, tempdir};
 use fantoccini::{Client, ClientBuilder, Locator};
 use memoria_core::server::cluster::key_slot;
 use memoria_e2e::workload::{Conn, Reply};
@@ -28,26 +28,6 @@ fn with_console(dir: &std::path::Path, replicas: usize, extra: &[&str]) -> (Up, 
     args.extend(extra.iter().map(|s| s.to_string()));
     let up = Up::start_with(dir, replicas, None, args);
     (up, port)
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-/// GET without JavaScript (and without cookies), as curl would.
-async fn get(url: &str, bearer: Option<&str>) -> (u16, String) {
-    let c = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-    let mut r = c.get(url);
-    if let Some(t) = bearer {
-        r = r.bearer_auth(t);
-    }
-    match r.send().await {
-        Ok(resp) => {
-            let status = resp.status().as_u16();
-            (status, resp.text().await.unwrap_or_default())
-        }
-        Err(e) => (0, e.to_string()),
-    }
 }
 
 /// The console answers (it is started by `memoria up` once the nodes are up).

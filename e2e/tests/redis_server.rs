@@ -3,73 +3,14 @@
 //! Redis's own replies), and a `kill -9` of a server without persistence, restarted empty
 //! mid-run, must be caught by both.
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use memoria_e2e::history::Outcome;
 use memoria_e2e::linearizability::{Budget, check};
 use memoria_e2e::workload::{Config, Workload};
 
 mod common;
-use common::free_port;
-
-/// A redis-server without persistence on a loopback port; killed (SIGKILL) on drop.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start(port: u16) -> Redis {
-        Self::start_with(port, &[])
-    }
-
-    fn start_with(port: u16, extra: &[&str]) -> Redis {
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server is installed (apt-get install redis-server)");
-        let mut redis = Redis { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        // Whoever else holds the port would answer as well: the pid says it is this child.
-        // A listening port is not yet a server that answers (a CI run once saw INFO fail
-        // right after the connect went through), so errors are retried until the deadline.
-        loop {
-            assert!(redis.child.try_wait().ok().flatten().is_none(), "redis-server exited: port {port} is taken");
-            match redis.info_pid() {
-                Ok(pid) => {
-                    assert_eq!(pid, Some(redis.child.id()), "port {port} is served by another process");
-                    return redis;
-                }
-                Err(e) => assert!(Instant::now() < deadline, "redis-server did not answer INFO on port {port}: {e}"),
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// `process_id` from INFO server on this server's port.
-    fn info_pid(&self) -> Result<Option<u32>, redis::RedisError> {
-        let client = redis::Client::open(format!("redis://{}/", self.addr()))?;
-        let mut con = client.get_connection_with_timeout(Duration::from_secs(10))?;
-        con.set_read_timeout(Some(Duration::from_secs(10)))?;
-        let info: redis::InfoDict = redis::cmd("INFO").arg("server").query(&mut con)?;
-        Ok(info.get("process_id"))
-    }
-
-    fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{Redis, free_port};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthy_server_is_linearizable_and_keeps_every_write() {

@@ -10,7 +10,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{Up, free_port, tempdir};
+use common::{Up, free_port, get, tempdir, words};
 use memoria_e2e::workload::{Conn, Reply};
 
 const PASSWORD: &str = "Pw-default-7f3a9c2e51";
@@ -23,10 +23,6 @@ fn sha256_hex(s: &str) -> String {
     child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string()
-}
-
-fn words(line: &str) -> Vec<&[u8]> {
-    line.split(' ').map(str::as_bytes).collect()
 }
 
 fn text(r: Reply) -> String {
@@ -50,16 +46,6 @@ async fn authed(addr: &str, user: &str, password: &str) -> Conn {
     let mut c = Conn::connect(addr).await.unwrap();
     assert_eq!(c.request(&[b"AUTH", user.as_bytes(), password.as_bytes()]).await.unwrap(), Reply::Simple("OK".into()));
     c
-}
-
-async fn get(url: &str) -> (u16, String) {
-    match reqwest::get(url).await {
-        Ok(r) => {
-            let status = r.status().as_u16();
-            (status, r.text().await.unwrap_or_default())
-        }
-        Err(e) => (0, e.to_string()),
-    }
 }
 
 #[test]
@@ -107,7 +93,7 @@ fn no_password_hash_or_token_in_info_client_list_logs_cluster_json_or_console() 
         let base = format!("http://127.0.0.1:{console_port}");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let (s, body) = get(&format!("{base}/")).await;
+            let (s, body) = get(&format!("{base}/"), None).await;
             if s == 200 && body.contains("node healthy") {
                 break;
             }
@@ -117,7 +103,7 @@ fn no_password_hash_or_token_in_info_client_list_logs_cluster_json_or_console() 
         for page in
             ["/".to_string(), format!("/node/{}", primary.name), format!("/node/{}", replica.name), "/log/0".into(), "/snapshots".into(), "/slots".into()]
         {
-            let (s, body) = get(&format!("{base}{page}")).await;
+            let (s, body) = get(&format!("{base}{page}"), None).await;
             assert_eq!(s, 200, "console {page}");
             outputs.push((format!("console {page}"), body));
         }

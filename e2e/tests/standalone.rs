@@ -5,50 +5,11 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Up, free_port, signal, tempdir};
+use common::{Redis, Up, free_port, rt, signal, tempdir, words};
 use memoria_e2e::workload::{Conn, Reply};
-
-/// A redis-server without persistence on a loopback port; killed on drop.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start() -> Redis {
-        let port = free_port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server is installed (apt-get install redis-server)");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start on {port}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Redis { child, port }
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-}
-
-fn words(line: &str) -> Vec<&[u8]> {
-    line.split(' ').map(str::as_bytes).collect()
-}
 
 /// Replies whose element order is each server's own hash-table order (set members, SCAN
 /// and KEYS results) are compared sorted.
@@ -145,7 +106,7 @@ fn standalone_replies_match_redis_at_the_stable_endpoint() {
     let dir = tempdir("standalone-diff");
     let up = Up::start(&dir, 1, None);
     up.wait_all_serving(Duration::from_secs(60));
-    let redis = Redis::start();
+    let redis = Redis::start(free_port());
     rt().block_on(async {
         let mut m = Conn::connect(&up.endpoint()).await.unwrap();
         let mut r = Conn::connect(&format!("127.0.0.1:{}", redis.port)).await.unwrap();

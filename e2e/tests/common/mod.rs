@@ -571,3 +571,88 @@ pub async fn assert_no_loss_and_linearizable(nodes: &[String], r: &memoria_e2e::
     assert!(lin.violations().is_empty(), "{what}: linearizability violated\n{lin}");
     assert!(lin.is_linearizable(), "{what}: the checker could not decide every key within its budget\n{lin}");
 }
+
+/// A redis-server without persistence on a loopback port; killed (SIGKILL) on drop.
+pub struct Redis {
+    child: Child,
+    pub port: u16,
+}
+
+impl Redis {
+    pub fn start(port: u16) -> Redis {
+        Self::start_with(port, &[])
+    }
+
+    pub fn start_with(port: u16, extra: &[&str]) -> Redis {
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed (apt-get install redis-server)");
+        let mut redis = Redis { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        // Whoever else holds the port would answer as well: the pid says it is this child.
+        // A listening port is not yet a server that answers (a CI run once saw INFO fail
+        // right after the connect went through), so errors are retried until the deadline.
+        loop {
+            assert!(redis.child.try_wait().ok().flatten().is_none(), "redis-server exited: port {port} is taken");
+            match redis.info_pid() {
+                Ok(pid) => {
+                    assert_eq!(pid, Some(redis.child.id()), "port {port} is served by another process");
+                    return redis;
+                }
+                Err(e) => assert!(Instant::now() < deadline, "redis-server did not answer INFO on port {port}: {e}"),
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `process_id` from INFO server on this server's port.
+    pub fn info_pid(&self) -> Result<Option<u32>, redis::RedisError> {
+        let client = redis::Client::open(format!("redis://{}/", self.addr()))?;
+        let mut con = client.get_connection_with_timeout(Duration::from_secs(10))?;
+        con.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let info: redis::InfoDict = redis::cmd("INFO").arg("server").query(&mut con)?;
+        Ok(info.get("process_id"))
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A current-thread runtime for a test's async parts.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+/// A command line split on spaces, as RESP arguments.
+pub fn words(line: &str) -> Vec<&[u8]> {
+    line.split(' ').map(str::as_bytes).collect()
+}
+
+/// GET `url` (with a bearer token if given), not following redirects: (status, body), or
+/// (0, the error) when nothing answered.
+pub async fn get(url: &str, bearer: Option<&str>) -> (u16, String) {
+    let c = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let mut r = c.get(url);
+    if let Some(t) = bearer {
+        r = r.bearer_auth(t);
+    }
+    match r.send().await {
+        Ok(resp) => {
+            let status = resp.status().as_u16();
+            (status, resp.text().await.unwrap_or_default())
+        }
+        Err(e) => (0, e.to_string()),
+    }
+}

@@ -10,6 +10,7 @@
 //!   (all the host needs);
 //! - `types`: the value types and their encodings;
 //! - `keyspace`: what a key holds, one database of keys;
+//! - `lua`: the Lua VM scripts run in (C, built by `build.rs`), seen as compile and run;
 //! - `server`: the shard's state, the `Ctx` of a command, dispatch, ACL, cluster slots;
 //! - `commands`: the handlers by family and the command table;
 //! - `engine`: one call of the host: a batch in, replies and effects out; replay; dumps.
@@ -23,6 +24,7 @@ pub mod util;
 pub mod protocol;
 pub mod types;
 pub mod keyspace;
+pub mod lua;
 pub mod server;
 pub mod commands;
 pub mod engine;

@@ -325,6 +325,32 @@ fn list_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
+/// A Lua string literal.
+fn lua_str(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Scripts whose writes are commands of the other families, called and pcalled, with
+/// branches on math.random and on what a call returned, some ending in an error after
+/// writing (Redis keeps the writes made before the error; so must the effects).
+fn script_cmd() -> impl Strategy<Value = Vec<String>> {
+    let call = (prop_oneof![string_cmd(), hash_cmd(), set_cmd(), zset_cmd(), list_cmd(), key_cmd()], any::<bool>());
+    (prop::collection::vec(call, 1..6), 0u8..4, key()).prop_map(|(calls, tail, k)| {
+        let mut body = String::new();
+        for (c, pcall) in calls {
+            let args: Vec<String> = c.iter().map(|a| lua_str(a)).collect();
+            body.push_str(&format!("local r = redis.{}({}) ", if pcall { "pcall" } else { "call" }, args.join(", ")));
+        }
+        match tail {
+            0 => body.push_str("if math.random(2) == 1 then redis.call('incr', KEYS[1]) end return 1"),
+            1 => body.push_str("error('stop after writing')"),
+            2 => body.push_str("if type(r) == 'table' then redis.call('lpush', KEYS[1] .. 'l', 'table') end return r"),
+            _ => body.push_str("return redis.call('incrbyfloat', KEYS[1], '0.25')"),
+        }
+        vec!["EVAL".to_string(), body, "1".to_string(), k]
+    })
+}
+
 /// Three clients, so blocking commands wait and are served by other clients'
 /// writes (their effects come in REC_UNBLOCKED records); deadlines fire as REC_UNBLOCK.
 fn check_clients(steps: &[(u64, Step)]) -> Result<(), TestCaseError> {
@@ -396,6 +422,18 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
     let applied = replica.apply(&h.effects, (h.now_ms + 1_000_000) * 1000);
     prop_assert!(applied.is_ok(), "apply failed: {:?}\neffects: {:?}", applied, h.effect_lines());
     prop_assert_eq!(replica.digest(), h.e.digest(), "digest differs; effects: {:?}", h.effect_lines());
+    // A snapshot of the primary loads into the same data set.
+    let mut restored = Engine::new(7);
+    let (mut db, mut cursor) = (0, 0);
+    loop {
+        let c = h.e.dump(db, cursor, 4096);
+        restored.load(&c.data).map_err(TestCaseError::fail)?;
+        if c.done {
+            break;
+        }
+        (db, cursor) = (c.next_db, c.next_cursor);
+    }
+    prop_assert_eq!(restored.digest(), h.e.digest(), "digest of the snapshot differs");
     Ok(())
 }
 
@@ -480,4 +518,7 @@ proptest! {
 
     #[test]
     fn streams(s in client_steps(stream_cmd().boxed())) { check_clients(&s)?; }
+
+    #[test]
+    fn scripts(s in steps(script_cmd().boxed())) { check(&s)?; }
 }

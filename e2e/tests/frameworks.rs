@@ -1,7 +1,7 @@
 //! Real Python frameworks, unchanged, against a default `memoria up` (one shard, one
 //! replica: a standalone Redis at the stable endpoint): an RQ job enqueued and run by
-//! `rq worker --burst`, a Celery round trip with the redis broker and result backend, and
-//! Django's RedisCache. The Python side is `e2e/frameworks/*_check.py`, one script per
+//! `rq worker --burst`, a Celery round trip with the redis broker and result backend,
+//! Django's RedisCache, and redis-py's Lock (Lua scripts by EVALSHA) under contention. The Python side is `e2e/frameworks/*_check.py`, one script per
 //! framework, run with the Redis URL of the endpoint; each asserts real results and exits
 //! non-zero saying what went wrong.
 //!
@@ -166,23 +166,24 @@ fn rq_worker_burst_runs_enqueued_jobs_in_databases_0_and_1() {
     run_check("rq_check.py", &url, &dir, &up, Duration::from_secs(300));
 }
 
-/// Memoria has no Lua scripting yet, and every Celery 5 worker on a redis broker runs Lua:
-/// at start-up (and every tenth unacked-restore sweep) kombu's `QoS.restore_visible` takes
-/// its `unacked_mutex` with redis-py's `Lock`, whose release is
-/// `EVALSHA c3f8721cbb97f72bc19e972846bd7aaf91901658 1 unacked_mutex <token>` (falling back
-/// to SCRIPT LOAD); the worker dies with "Unrecoverable error: server:ResponseError:
-/// unknown command 'EVALSHA'". kombu 5.2 to 5.7 all release the mutex that way, so no
-/// version or setting avoids it. Beyond it, kombu 5.7 refreshes and sweeps the binding
-/// tables of queues with x-expires (the worker's pidbox, mingle's reply queue, gossip's
-/// celeryev) with EVALSHA of scripts calling TIME and ZADD GT. With those replaced by plain
-/// commands (remote control, mingle and gossip off, the mutex released by WATCH/MULTI)
-/// the whole check passes against `memoria up`; against redis-server it passes as is.
+/// Every Celery 5 worker on a redis broker runs Lua: kombu's `QoS.restore_visible` takes
+/// its `unacked_mutex` with redis-py's `Lock` (released by EVALSHA), and kombu 5.7 keeps
+/// the binding tables of queues with x-expires (pidbox, mingle, gossip) with scripts
+/// calling TIME and ZADD GT.
 #[test]
-#[ignore = "needs EVAL (issue 26): kombu's unacked_mutex release is EVALSHA (redis-py Lock)"]
 fn celery_round_trip_with_redis_broker_and_result_backend() {
     let (up, dir) = memoria_up("fw-celery");
     let url = format!("redis://{}", up.endpoint());
     run_check("celery_check.py", &url, &dir, &up, Duration::from_secs(300));
+}
+
+/// redis-py's `Lock`: extend, reacquire and release are Lua scripts (EVALSHA, loading them
+/// on NOSCRIPT), with clients contending for it.
+#[test]
+fn redis_py_lock_acquire_extend_release_with_contention() {
+    let (up, dir) = memoria_up("fw-lock");
+    let url = format!("redis://{}", up.endpoint());
+    run_check("redis_lock_check.py", &url, &dir, &up, Duration::from_secs(300));
 }
 
 #[test]

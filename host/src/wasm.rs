@@ -64,6 +64,9 @@ impl EngineFactory {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+        // The engine's Lua raises its errors as wasm exceptions (setjmp/longjmp lowered
+        // by clang): core/build.rs.
+        config.wasm_exceptions(true);
         // MEMORIA_PERFMAP=1 writes /tmp/perf-<pid>.map so `perf report` names engine frames.
         if std::env::var_os("MEMORIA_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);

@@ -236,7 +236,11 @@ pub fn log(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             _ => b"auth",
         });
         r.bulk(b"context");
-        r.bulk(if e.context == CTX_MULTI { b"multi" } else { b"toplevel" });
+        r.bulk(match e.context {
+            CTX_MULTI => b"multi",
+            CTX_LUA => b"lua",
+            _ => b"toplevel",
+        });
         r.bulk(b"object");
         r.bulk(&e.object);
         r.bulk(b"username");

@@ -3,7 +3,9 @@
 
 use crate::commands::cluster;
 use crate::commands::pubsub;
-use crate::commands::{acl, bitmap, connection as conn, db, geo, hash, hll, keys, lcs, list, migrate, multi, server, set, sort, stream, string, zset};
+use crate::commands::{
+    acl, bitmap, connection as conn, db, functions, geo, hash, hll, keys, lcs, list, migrate, multi, scripting, server, set, sort, stream, string, zset,
+};
 
 use crate::server::spec::flags::*;
 use crate::server::spec::{CommandIndex, CommandSpec, Movable};
@@ -101,6 +103,46 @@ pub static CLIENT_SUBCOMMANDS: [CommandSpec; 10] = [
         conn::client_unblock
     ),
 ];
+
+pub static SCRIPT_SUBCOMMANDS: [CommandSpec; 5] = [
+    cmd!(
+        "script|exists",
+        -3,
+        NOSCRIPT,
+        NK,
+        "scripting",
+        "2.6.0",
+        "Determines whether server-side Lua scripts exist in the script cache.",
+        scripting::script_exists
+    ),
+    cmd!("script|flush", -2, NOSCRIPT, NK, "scripting", "2.6.0", "Removes all server-side Lua scripts from the script cache.", scripting::script_flush),
+    cmd!("script|help", 2, LOADING | STALE, NK, "scripting", "5.0.0", "Returns helpful text about the different subcommands.", scripting::script_help),
+    cmd!("script|kill", 2, NOSCRIPT | ALLOW_BUSY, NK, "scripting", "2.6.0", "Terminates a server-side Lua script during execution.", scripting::script_kill),
+    cmd!("script|load", 3, NOSCRIPT | STALE, NK, "scripting", "2.6.0", "Loads a server-side Lua script to the script cache.", scripting::script_load),
+];
+
+pub static FUNCTION_SUBCOMMANDS: [CommandSpec; 7] = [
+    cmd!("function|delete", 3, WRITE | NOSCRIPT, NK, "scripting", "7.0.0", "Deletes a library and its functions.", functions::function_delete),
+    cmd!("function|flush", -2, WRITE | NOSCRIPT, NK, "scripting", "7.0.0", "Deletes all libraries and functions.", functions::function_flush),
+    cmd!("function|help", 2, LOADING | STALE, NK, "scripting", "7.0.0", "Returns helpful text about the different subcommands.", functions::function_help),
+    cmd!("function|kill", 2, NOSCRIPT | ALLOW_BUSY, NK, "scripting", "7.0.0", "Terminates a function during execution.", functions::function_kill),
+    // LIST and STATS show logged state: held until pending writes are durable.
+    cmd!("function|list", -2, NOSCRIPT | KEYSPACE, NK, "scripting", "7.0.0", "Returns information about all libraries.", functions::function_list),
+    cmd!("function|load", -3, WRITE | DENYOOM | NOSCRIPT, NK, "scripting", "7.0.0", "Creates a library.", functions::function_load),
+    cmd!(
+        "function|stats",
+        2,
+        NOSCRIPT | ALLOW_BUSY | KEYSPACE,
+        NK,
+        "scripting",
+        "7.0.0",
+        "Returns information about a function during execution.",
+        functions::function_stats
+    ),
+];
+
+/// EVAL and its kin: `numkeys` at 2, then the keys (slot routing, ACL key checks).
+const SCRIPT_RUN: u32 = NOSCRIPT | STALE | MAY_REPLICATE | SCRIPT;
 
 pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
     cmd!(
@@ -1049,6 +1091,39 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("xsetid", -3, WDF, K1, "stream", "5.0.0", "An internal command for replicating stream values", stream::xsetid),
     container!("xgroup", -2, "stream", "5.0.0", "A container for consumer groups commands", &XGROUP_SUBCOMMANDS),
     container!("xinfo", -2, "stream", "5.0.0", "A container for stream introspection commands", &XINFO_SUBCOMMANDS),
+    // scripting
+    CommandSpec {
+        movable: Movable::NumKeys(2),
+        ..cmd!("eval", -3, SCRIPT_RUN, (3, -1, 1), "scripting", "2.6.0", "Executes a server-side Lua script.", scripting::eval)
+    },
+    CommandSpec {
+        movable: Movable::NumKeys(2),
+        ..cmd!("eval_ro", -3, SCRIPT_RUN | READONLY, (3, -1, 1), "scripting", "7.0.0", "Executes a read-only server-side Lua script.", scripting::eval_ro)
+    },
+    CommandSpec {
+        movable: Movable::NumKeys(2),
+        ..cmd!("evalsha", -3, SCRIPT_RUN, (3, -1, 1), "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.", scripting::evalsha)
+    },
+    CommandSpec {
+        movable: Movable::NumKeys(2),
+        ..cmd!(
+            "evalsha_ro",
+            -3,
+            SCRIPT_RUN | READONLY,
+            (3, -1, 1),
+            "scripting",
+            "7.0.0",
+            "Executes a read-only server-side Lua script by SHA1 digest.",
+            scripting::evalsha_ro
+        )
+    },
+    CommandSpec { movable: Movable::NumKeys(2), ..cmd!("fcall", -3, SCRIPT_RUN, (3, -1, 1), "scripting", "7.0.0", "Invokes a function.", functions::fcall) },
+    CommandSpec {
+        movable: Movable::NumKeys(2),
+        ..cmd!("fcall_ro", -3, SCRIPT_RUN | READONLY, (3, -1, 1), "scripting", "7.0.0", "Invokes a read-only function.", functions::fcall_ro)
+    },
+    container!("function", -2, "scripting", "7.0.0", "A container for function commands.", &FUNCTION_SUBCOMMANDS),
+    container!("script", -2, "scripting", "2.6.0", "A container for Lua scripts management commands.", &SCRIPT_SUBCOMMANDS),
     // transactions
     cmd!(
         "multi",

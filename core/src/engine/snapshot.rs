@@ -22,8 +22,21 @@ pub struct DumpChunk {
     pub done: bool,
 }
 
-/// Marks an ACL user record in a chunk (no database has this number).
-const ACL_RECORD: u8 = 0xFF;
+/// Marks a record of logged state other than keys (ACL users, function libraries) in a
+/// chunk: an effect command that recreates it (no database has this number).
+const STATE_RECORD: u8 = 0xFF;
+
+/// Logged state other than keys, as effect commands: the ACL users, then every function
+/// library as `FUNCTION LOAD REPLACE <code>`.
+fn state_commands(st: &crate::server::state::State) -> Vec<Vec<u8>> {
+    let mut out = crate::server::acl::enforce::dump_users(&st.acl);
+    for lib in st.functions.libraries.values() {
+        let mut cmd = Vec::new();
+        crate::protocol::resp::encode_command(&mut cmd, &[&b"FUNCTION"[..], b"LOAD", b"REPLACE", &lib.code]);
+        out.push(cmd);
+    }
+    out
+}
 
 impl Engine {
     /// Writes whole buckets from (db, cursor) until `max_bytes` is reached. The data set
@@ -31,8 +44,8 @@ impl Engine {
     pub fn dump(&self, mut db: u32, mut cursor: u64, max_bytes: usize) -> DumpChunk {
         let mut data = Vec::new();
         if db == 0 && cursor == 0 {
-            for u in crate::server::acl::enforce::dump_users(&self.st.acl) {
-                data.push(ACL_RECORD);
+            for u in state_commands(&self.st) {
+                data.push(STATE_RECORD);
                 put_bytes(&mut data, &u);
             }
         }
@@ -68,10 +81,10 @@ impl Engine {
         let mut n = 0;
         let seed = self.st.seed;
         while c.pos < chunk.len() {
-            if chunk[c.pos] == ACL_RECORD {
+            if chunk[c.pos] == STATE_RECORD {
                 c.pos += 1;
                 let cmd = c.bytes()?;
-                self.apply(&[&[0u8][..], cmd].concat(), self.st.now_us).map_err(|e| alloc::format!("ACL record: {e}"))?;
+                self.apply(&[&[0u8][..], cmd].concat(), self.st.now_us).map_err(|e| alloc::format!("state record: {e}"))?;
                 continue;
             }
             let db = c.u8()? as usize;
@@ -97,8 +110,8 @@ impl Engine {
     /// string encodings (int/embstr/raw) do not either.
     pub fn digest(&self) -> [u8; 16] {
         let mut total: u128 = 0;
-        // Users set through the log count too (none: the digest of the data alone).
-        for u in crate::server::acl::enforce::dump_users(&self.st.acl) {
+        // Users and libraries set through the log count too (none: the data alone).
+        for u in state_commands(&self.st) {
             total = total.wrapping_add(xxh3_128(&u));
         }
         for (db, d) in self.st.dbs.iter().enumerate() {

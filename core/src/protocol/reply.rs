@@ -21,6 +21,11 @@ impl Reply {
         self.buf.extend_from_slice(b"\r\n");
     }
 
+    /// Bytes that are already RESP (a script's reply).
+    pub fn raw(&mut self, resp: &[u8]) {
+        self.buf.extend_from_slice(resp);
+    }
+
     pub fn ok(&mut self) {
         self.buf.extend_from_slice(b"+OK\r\n");
     }

@@ -83,6 +83,11 @@ const PARAMS: &[Param] = &[
     // Off by default: the epoch checks it needs cost more than 3 % (benches/watchdog.rs);
     // a node started with it off has no checks, and a CONFIG SET then has no effect.
     Param { name: "engine-call-timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "0" },
+    // A script's work is bounded by this many milliseconds' worth of VM instructions
+    // (counted, not timed: deterministic); past it the script is stopped with an error.
+    // Redis answers -BUSY to others past it instead; Memoria does not run scripts across
+    // engine calls yet.
+    Param { name: "busy-reply-threshold", alias: Some("lua-time-limit"), kind: Kind::Int(0, i64::MAX), default: "5000" },
     Param { name: "tls-port", alias: None, kind: Kind::Immutable, default: "0" },
     Param { name: "tls-cert-file", alias: None, kind: Kind::Immutable, default: "" },
     Param { name: "tls-key-file", alias: None, kind: Kind::Immutable, default: "" },
@@ -369,7 +374,7 @@ impl Config {
         Ok(())
     }
 
-    fn num(&self, name: &str) -> i64 {
+    pub fn num(&self, name: &str) -> i64 {
         self.value(name).and_then(|v| v.parse().ok()).unwrap_or(0)
     }
 

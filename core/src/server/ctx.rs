@@ -28,8 +28,10 @@ pub struct Ctx<'a> {
     pub dirty: u64,
     /// The handler emitted its own effects instead of its argv.
     pub custom_fx: bool,
-    /// Nesting: set while EXEC runs queued commands.
+    /// Nesting: set while EXEC runs queued commands (and while a script calls one).
     pub in_exec: bool,
+    /// Set while a script's `redis.call` runs a command.
+    pub in_script: bool,
     /// Set when the command is re-run for a blocked client: the key that became ready.
     pub ready_key: Option<&'a [u8]>,
     /// The command could not be served and asks to block (see `blocked`).
@@ -52,6 +54,7 @@ impl<'a> Ctx<'a> {
             dirty: 0,
             custom_fx: false,
             in_exec: false,
+            in_script: false,
             ready_key: None,
             block: None,
             unblock: Vec::new(),

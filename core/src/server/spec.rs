@@ -42,6 +42,9 @@ pub mod flags {
     /// Allowed to a RESP2 client while it is subscribed (the (UN)SUBSCRIBE family, PING,
     /// QUIT, RESET).
     pub const SUBSCRIBED: u32 = 1 << 19;
+    /// Runs a script (EVAL, EVALSHA…): the host's tracker holds its reply until every
+    /// pending write is durable, since it cannot see which keys the script read.
+    pub const SCRIPT: u32 = 1 << 20;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -113,7 +116,7 @@ impl CommandSpec {
     /// Whether this invocation reads the whole keyspace (its count, its keys, a key named
     /// by a pattern): a reply the host holds until every pending write is durable.
     pub fn reads_keyspace(&self, argv: &[&[u8]]) -> bool {
-        self.flags & (KEYSPACE | EXEC) != 0 || self.keyspace_if.is_some_and(|f| f(argv))
+        self.flags & (KEYSPACE | EXEC | SCRIPT) != 0 || self.keyspace_if.is_some_and(|f| f(argv))
     }
 
     pub fn is_write(&self) -> bool {
@@ -197,6 +200,7 @@ impl CommandSpec {
             "geo" => CAT_GEO,
             "transactions" => CAT_TRANSACTION,
             "connection" => CAT_CONNECTION,
+            "scripting" => CAT_SCRIPTING,
             _ => 0,
         };
         // Explicit categories of single commands (Redis's command JSON files).

@@ -66,6 +66,10 @@ pub struct State {
     pub blocking: crate::server::blocked::BlockingKeys,
     /// ACL users and the ACL LOG.
     pub acl: crate::server::acl::Acl,
+    /// The EVAL script cache and the Lua VM (per node, not logged: as in Redis).
+    pub scripts: crate::server::scripts::Scripts,
+    /// Function libraries (logged: FUNCTION LOAD/DELETE/FLUSH are effects).
+    pub functions: crate::server::functions::Functions,
 }
 
 impl State {
@@ -96,6 +100,8 @@ impl State {
             pubsub: Default::default(),
             blocking: Default::default(),
             acl: crate::server::acl::Acl::new(table),
+            scripts: Default::default(),
+            functions: Default::default(),
         }
     }
 }

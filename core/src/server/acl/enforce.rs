@@ -5,7 +5,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{Acl, CTX_MULTI, CTX_TOPLEVEL, Denied, REASON_AUTH, REASON_CHANNEL, REASON_CMD, REASON_KEY, SUPERUSER, rules};
+use super::{Acl, CTX_LUA, CTX_MULTI, CTX_TOPLEVEL, Denied, REASON_AUTH, REASON_CHANNEL, REASON_CMD, REASON_KEY, SUPERUSER, rules};
 use crate::server::client::Client;
 use crate::server::ctx::Ctx;
 use crate::server::spec::{CommandSpec, flags};
@@ -64,9 +64,21 @@ pub fn enforce(ctx: &mut Ctx<'_>, spec: &'static CommandSpec, argv: &[&[u8]]) ->
         return Err(Refusal::Error("NOAUTH Authentication required.".into()));
     }
     let Err(d) = acl.check(user, spec, argv) else { return Ok(()) };
-    let context = if ctx.in_exec || c.multi.is_some() { CTX_MULTI } else { CTX_TOPLEVEL };
+    let context = if ctx.in_script {
+        CTX_LUA
+    } else if ctx.in_exec || c.multi.is_some() {
+        CTX_MULTI
+    } else {
+        CTX_TOPLEVEL
+    };
     log_denial(ctx, d, spec, argv, context);
-    let msg = if ctx.in_exec {
+    let msg = if ctx.in_script {
+        match d {
+            Denied::Cmd => "ERR The user executing the script can't run this command or subcommand".into(),
+            Denied::Key(_) => "ERR The user executing the script can't access at least one of the keys mentioned in the command".into(),
+            Denied::Channel(_) => "ERR The user executing the script can't publish to the channel mentioned in the command".into(),
+        }
+    } else if ctx.in_exec {
         let why = match d {
             Denied::Cmd => "no permission to execute the command or subcommand",
             Denied::Key(_) => "no permission to touch the specified keys",

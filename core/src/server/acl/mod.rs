@@ -125,6 +125,7 @@ pub const REASON_CHANNEL: u8 = 2;
 pub const REASON_AUTH: u8 = 3;
 pub const CTX_TOPLEVEL: u8 = 0;
 pub const CTX_MULTI: u8 = 1;
+pub const CTX_LUA: u8 = 2;
 
 pub struct LogEntry {
     pub count: u64,

@@ -1,0 +1,8 @@
+#ifndef MEMORIA_CTYPE_H
+#define MEMORIA_CTYPE_H
+/* The C locale only. */
+int isalnum(int c); int isalpha(int c); int iscntrl(int c); int isdigit(int c);
+int isgraph(int c); int islower(int c); int isprint(int c); int ispunct(int c);
+int isspace(int c); int isupper(int c); int isxdigit(int c);
+int tolower(int c); int toupper(int c);
+#endif

@@ -1,0 +1,4 @@
+#ifndef MEMORIA_SIGNAL_H
+#define MEMORIA_SIGNAL_H
+typedef int sig_atomic_t;
+#endif

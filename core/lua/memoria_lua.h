@@ -1,0 +1,117 @@
+/* The C side of scripting: a Lua 5.1 VM set up as Redis 7 sets up its own, and the
+ * conversions between RESP and Lua values. Everything that touches the Lua API lives in
+ * C, so a Lua error (a longjmp, or a wasm exception in the component) never crosses a
+ * Rust frame; Rust is reached only through the function pointers of `memoria_host`. */
+#ifndef MEMORIA_LUA_H
+#define MEMORIA_LUA_H
+
+#include <stddef.h>
+
+#include "lua.h"
+
+/* What the engine lends a running script. Replies and errors travel as RESP bytes. */
+typedef struct memoria_host {
+  void *ud;
+  /* redis.call/pcall: runs argv with replies in RESP3 when `resp3`; *reply is valid
+   * until the next call. Refusals by the script rules come back as error replies. */
+  void (*call)(void *ud, int argc, const char *const *argv, const size_t *lens, int resp3,
+               const char **reply, size_t *reply_len);
+  /* redis.acl_check_cmd: 1 allowed, 0 denied, -1 no such command. */
+  int (*acl_check)(void *ud, int argc, const char *const *argv, const size_t *lens);
+  /* redis.sha1hex: 40 lower-case hex digits. */
+  void (*sha1hex)(const char *p, size_t len, char *out40);
+  /* redis.log at Redis's level numbers (0 debug … 3 warning). */
+  void (*log)(void *ud, int level, const char *msg, size_t len);
+  /* The script's reply, appended in pieces. */
+  void (*reply)(void *ud, const char *p, size_t len);
+  /* redis.register_function during FUNCTION LOAD: a function of the library being
+   * loaded, its flag bits (MEMORIA_FLAG_*) and description (NULL: none). */
+  void (*registered)(void *ud, const char *name, size_t len, int flags, const char *desc, size_t desc_len);
+} memoria_host;
+
+/* Script flags (shebang `flags=` of EVAL, `flags` of redis.register_function). */
+#define MEMORIA_FLAG_NO_WRITES 1
+#define MEMORIA_FLAG_ALLOW_OOM 2
+#define MEMORIA_FLAG_ALLOW_STALE 4
+#define MEMORIA_FLAG_NO_CLUSTER 8
+#define MEMORIA_FLAG_ALLOW_CROSS_SLOT 16
+
+typedef struct memoria_vm memoria_vm;
+
+/* A fresh VM whose allocations stop at `mem_cap` bytes (then: "not enough memory"). */
+memoria_vm *memoria_lua_open(size_t mem_cap);
+void memoria_lua_close(memoria_vm *vm);
+size_t memoria_lua_used(const memoria_vm *vm);
+
+/* Compiles `body` into the function registered as `name` ("f_<sha>"). On a syntax error
+ * returns 1 and points *err at Lua's message (valid until the next call into the VM). */
+int memoria_lua_compile(memoria_vm *vm, const char *name, const char *body, size_t len,
+                        const char **err, size_t *err_len);
+
+/* Runs the function `name` with KEYS and ARGV; the reply goes to host->reply, encoded
+ * for a RESP3 client when `client_resp3`. `shown` names the script in error texts.
+ * `budget` bounds the work in VM instructions (and pattern-matching steps). */
+void memoria_lua_run(memoria_vm *vm, const char *name, const char *shown, int nkeys,
+                     const char *const *keys, const size_t *klens, int nargs,
+                     const char *const *args, const size_t *alens, int client_resp3,
+                     unsigned long long budget, const memoria_host *host);
+
+/* ---- Functions (FUNCTION LOAD, FCALL): a VM of their own ---- */
+
+/* A VM for function libraries: its globals table is empty and read-only, and reads go to
+ * the library API (`redis.register_function`, `redis.log`) while a library loads, to the
+ * usual globals while a function runs (Redis 7.0's function_lua.c). */
+memoria_vm *memoria_lua_open_functions(size_t mem_cap);
+
+/* Runs a library's code (after its `#!lua name=` line) so it registers its functions
+ * (each reported through host->registered). 0: ok, the library is staged; 1: a syntax
+ * error; 2: the code failed. *err is the message. */
+int memoria_lua_load_library(memoria_vm *vm, const char *code, size_t len, unsigned long long budget,
+                             const memoria_host *host, const char **err, size_t *err_len);
+/* The staged library becomes `lib` (replacing one of that name). */
+void memoria_lua_commit_library(memoria_vm *vm, const char *lib);
+void memoria_lua_delete_library(memoria_vm *vm, const char *lib);
+
+/* FCALL: runs function `fname` of library `lib` with KEYS and ARGV as its arguments. */
+void memoria_lua_fcall(memoria_vm *vm, const char *lib, const char *fname, int nkeys, const char *const *keys,
+                       const size_t *klens, int nargs, const char *const *args, const size_t *alens,
+                       int client_resp3, unsigned long long budget, const memoria_host *host);
+
+/* ---- internal to the C files ---- */
+struct memoria_vm {
+  lua_State *L;
+  size_t used, cap;
+  const memoria_host *host; /* during a run */
+  int resp;                 /* redis.setresp: 2 or 3 */
+  int client_resp3;
+  unsigned long long steps, budget;
+  int runs;                 /* since the last GC step */
+  int reply_depth;          /* nesting of the reply being encoded */
+  const char *kill_msg;     /* the error of a run past its budget */
+  unsigned long long rand48; /* Redis's rand48 state for math.random */
+};
+
+memoria_vm *memoria_vm_of(lua_State *L);
+void memoria_count_hook(lua_State *L, lua_Debug *ar);
+int memoria_err_handler(lua_State *L);
+int memoria_undefined_global(lua_State *L);
+void memoria_push_array(lua_State *L, int n, const char *const *v, const size_t *lens);
+void memoria_run_begin(memoria_vm *vm, int client_resp3, unsigned long long budget, const memoria_host *host);
+/* Pushes function `fname` of library `lib` (nil if there is none). */
+void memoria_push_library_function(lua_State *L, const char *lib, const char *fname);
+/* Adds redis.log, the LOG_* levels and REDIS_VERSION(_NUM) to the table on the top. */
+void memoria_redis_common(lua_State *L);
+void memoria_open_redis(lua_State *L);
+void memoria_open_rand(lua_State *L);
+/* Pushes the Lua value of one RESP reply at *p (advancing it); 0 on malformed input. */
+int memoria_resp_to_lua(lua_State *L, const char **p, const char *end);
+/* Encodes the value on the top of the stack (popping it) as the script's reply. */
+void memoria_lua_to_resp(lua_State *L, memoria_vm *vm);
+/* Counts one pattern-matching step (lstrlib's `match`, patched at build time). */
+void memoria_match_step(lua_State *L);
+/* Pushes a Redis error table {err = "CODE msg"} built from "-CODE msg" or "msg". */
+void memoria_push_error(lua_State *L, const char *msg, size_t len);
+/* Marks the table at `idx` read-only (the build-time patch of the Lua VM checks it). */
+LUA_API void lua_enablereadonlytable(lua_State *L, int idx, int enabled);
+
+#endif

@@ -1,0 +1,267 @@
+//! EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT: Lua scripts run inside the engine, in
+//! one engine call, so a script is atomic. A script's writes are the effects of the
+//! commands it calls (Redis 7's effects replication): the log, replicas and a restart
+//! never run Lua. Its reply waits for every pending write (the `SCRIPT` flag), since the
+//! host cannot see which keys a script reads.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use crate::lua::{Host, sha1_hex};
+use crate::protocol::reply::Reply;
+use crate::server::ctx::Ctx;
+use crate::server::scripts::{Sha, function_name};
+use crate::util::eq_ic;
+
+/// VM instructions a script may run per millisecond of `busy-reply-threshold` (about a
+/// fifth of what the component runs on this machine's cores: the bound is counted, so it
+/// is the same on every replica and every run).
+pub(crate) const INSTRUCTIONS_PER_MS: u64 = 100_000;
+
+/// What a script's `#!lua` line asks for.
+#[derive(Default, Clone, Copy)]
+struct ScriptFlags {
+    no_writes: bool,
+}
+
+/// Parses the shebang of an EVAL body (Redis 7's `#!lua flags=a,b`).
+fn shebang_flags(body: &[u8]) -> Result<ScriptFlags, alloc::string::String> {
+    let mut f = ScriptFlags::default();
+    if !body.starts_with(b"#!") {
+        return Ok(f);
+    }
+    let line = body.split(|&b| b == b'\n').next().unwrap_or(b"");
+    let mut parts = line.split(|&b| b == b' ').filter(|p| !p.is_empty());
+    let engine = parts.next().unwrap_or(b"");
+    if engine != b"#!lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {}", alloc::string::String::from_utf8_lossy(engine)));
+    }
+    for p in parts {
+        let Some(list) = p.strip_prefix(b"flags=") else {
+            return Err(format!("ERR Unknown lua shebang option: {}", alloc::string::String::from_utf8_lossy(p)));
+        };
+        for flag in list.split(|&b| b == b',').filter(|x| !x.is_empty()) {
+            match flag {
+                b"no-writes" => f.no_writes = true,
+                b"allow-oom" | b"allow-stale" | b"no-cluster" | b"allow-cross-slot-keys" => {}
+                _ => return Err(format!("ERR Unexpected flag in script shebang: {}", alloc::string::String::from_utf8_lossy(flag))),
+            }
+        }
+    }
+    Ok(f)
+}
+
+pub(crate) type Args<'a> = &'a [&'a [u8]];
+
+/// The arguments after the script or function name: (keys, args), or the error Redis
+/// gives (`bad_count`: its text for a count that is not an integer).
+pub(crate) fn split_keys<'a>(ctx: &mut Ctx<'_>, argv: Args<'a>, bad_count: &str) -> Option<(Args<'a>, Args<'a>)> {
+    let Some(n) = crate::util::parse_i64(argv[2]) else {
+        ctx.err(bad_count);
+        return None;
+    };
+    if n < 0 {
+        ctx.err("ERR Number of keys can't be negative");
+        return None;
+    }
+    if n as usize > argv.len() - 3 {
+        ctx.err("ERR Number of keys can't be greater than number of args");
+        return None;
+    }
+    let rest = &argv[3..];
+    Some(rest.split_at(n as usize))
+}
+
+pub fn eval(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    eval_generic(ctx, argv, false, false);
+}
+pub fn eval_ro(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    eval_generic(ctx, argv, false, true);
+}
+pub fn evalsha(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    eval_generic(ctx, argv, true, false);
+}
+pub fn evalsha_ro(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    eval_generic(ctx, argv, true, true);
+}
+
+fn sha_arg(a: &[u8]) -> Option<Sha> {
+    let mut sha = [0u8; 40];
+    if a.len() != 40 {
+        return None;
+    }
+    for (d, s) in sha.iter_mut().zip(a) {
+        *d = s.to_ascii_lowercase();
+    }
+    Some(sha)
+}
+
+const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
+fn eval_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], by_sha: bool, read_only: bool) {
+    let Some((keys, args)) = split_keys(ctx, argv, "ERR value is not an integer or out of range") else { return };
+    if !by_sha && let Err(e) = shebang_flags(argv[1]) {
+        return ctx.err(&e);
+    }
+    let sha = if by_sha {
+        match sha_arg(argv[1]) {
+            Some(s) if ctx.st.scripts.exists(&s) => s,
+            _ => return ctx.err(NOSCRIPT),
+        }
+    } else {
+        let sha = sha1_hex(argv[1]);
+        if let Err(e) = ctx.st.scripts.add(&sha, argv[1]) {
+            return ctx.err(&format!("ERR Error compiling script (new function): {}", alloc::string::String::from_utf8_lossy(&e)));
+        }
+        sha
+    };
+    let flags = match shebang_flags(ctx.st.scripts.body(&sha).unwrap_or(b"")) {
+        Ok(f) => f,
+        Err(e) => return ctx.err(&e),
+    };
+    run(ctx, &sha, keys, args, read_only || flags.no_writes);
+}
+
+/// The instructions a script may run (`busy-reply-threshold`; 0: no bound).
+pub(crate) fn budget(ctx: &Ctx<'_>) -> u64 {
+    let b = (ctx.st.config.num("busy-reply-threshold").max(0) as u64).saturating_mul(INSTRUCTIONS_PER_MS);
+    if b == 0 { u64::MAX } else { b }
+}
+
+fn run(ctx: &mut Ctx<'_>, sha: &Sha, keys: &[&[u8]], args: &[&[u8]], read_only: bool) {
+    let Some(mut vm) = ctx.st.scripts.take_vm() else {
+        return ctx.err("ERR Error running script: not enough memory");
+    };
+    let budget = budget(ctx);
+    let client_resp3 = ctx.client.resp3;
+    let mut reply = Vec::new();
+    {
+        let mut host = ScriptHost { ctx: &mut *ctx, read_only };
+        vm.run(&function_name(sha), sha, keys, args, client_resp3, budget, &mut host, &mut reply);
+    }
+    ctx.st.scripts.put_vm(vm);
+    ctx.reply.raw(&reply);
+}
+
+/// The server as a running script sees it.
+pub(crate) struct ScriptHost<'c, 'a> {
+    pub ctx: &'c mut Ctx<'a>,
+    pub read_only: bool,
+}
+
+impl ScriptHost<'_, '_> {
+    /// Redis's scriptCall checks, in its order; Some(error) refuses the command.
+    fn refusal(&mut self, argv: &[&[u8]]) -> Option<alloc::string::String> {
+        let Some(cmd) = self.ctx.st.index.resolve(argv) else {
+            return Some("ERR Unknown Redis command called from script".into());
+        };
+        if !cmd.arity_ok(argv.len()) {
+            return Some("ERR Wrong number of args calling Redis command from script".into());
+        }
+        if cmd.flags & crate::server::spec::flags::NOSCRIPT != 0 {
+            return Some("ERR This Redis command is not allowed from script".into());
+        }
+        let saved = (self.ctx.in_exec, self.ctx.in_script);
+        self.ctx.in_exec = true;
+        self.ctx.in_script = true;
+        let acl = crate::server::acl::enforce::enforce(self.ctx, cmd, argv);
+        (self.ctx.in_exec, self.ctx.in_script) = saved;
+        if let Err(crate::server::acl::enforce::Refusal::Error(e)) = acl {
+            return Some(e);
+        }
+        if self.read_only && cmd.is_write() {
+            return Some("ERR Write commands are not allowed from read-only scripts.".into());
+        }
+        None
+    }
+}
+
+impl Host for ScriptHost<'_, '_> {
+    fn call(&mut self, argv: &[&[u8]], resp3: bool, out: &mut Vec<u8>) {
+        if let Some(e) = self.refusal(argv) {
+            out.push(b'-');
+            out.extend_from_slice(e.as_bytes());
+            out.extend_from_slice(b"\r\n");
+            return;
+        }
+        let ctx = &mut *self.ctx;
+        let mut reply = Reply::new();
+        reply.resp3 = resp3;
+        let mut sub = Ctx::new(ctx.st, ctx.client, ctx.clients, &mut reply, ctx.fx);
+        sub.in_exec = true;
+        sub.in_script = true;
+        crate::server::dispatch::call(&mut sub, argv);
+        let (dirty, unblock) = (sub.dirty, core::mem::take(&mut sub.unblock));
+        ctx.dirty += dirty;
+        ctx.unblock.extend(unblock);
+        *out = reply.buf;
+    }
+
+    fn acl_check(&mut self, argv: &[&[u8]]) -> Option<bool> {
+        let cmd = self.ctx.st.index.resolve(argv)?;
+        let c = &*self.ctx.client;
+        if c.user == crate::server::acl::SUPERUSER {
+            return Some(true);
+        }
+        let user = self.ctx.st.acl.user_of(c.user, c.user_gen)?;
+        Some(self.ctx.st.acl.check(user, cmd, argv).is_ok())
+    }
+
+    fn log(&mut self, _level: i32, _msg: &[u8]) {
+        // The engine has no log of its own: redis.log is accepted and dropped.
+    }
+}
+
+pub fn script_load(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let sha = sha1_hex(argv[2]);
+    if let Err(e) = shebang_flags(argv[2]) {
+        return ctx.err(&e);
+    }
+    match ctx.st.scripts.add(&sha, argv[2]) {
+        Ok(()) => ctx.reply.bulk(&sha),
+        Err(e) => ctx.err(&format!("ERR Error compiling script (new function): {}", alloc::string::String::from_utf8_lossy(&e))),
+    }
+}
+
+pub fn script_exists(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    ctx.reply.array(argv.len() - 2);
+    for a in &argv[2..] {
+        let found = sha_arg(a).is_some_and(|s| ctx.st.scripts.exists(&s));
+        ctx.reply.int(found as i64);
+    }
+}
+
+pub fn script_flush(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() > 3 || (argv.len() == 3 && !eq_ic(argv[2], b"sync") && !eq_ic(argv[2], b"async")) {
+        return ctx.err("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    }
+    ctx.st.scripts.flush();
+    ctx.reply.ok();
+}
+
+/// A script never outlives the engine call that runs it, so there is never one to kill.
+pub fn script_kill(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.err("NOTBUSY No scripts in execution right now.");
+}
+
+pub fn script_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.help([
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+    ]);
+}

@@ -1,0 +1,296 @@
+//! The Lua VM scripts run in (EVAL, FUNCTION): Lua 5.1 set up as Redis 7.0 sets up its
+//! own, built from C (`core/lua`, see `build.rs`) into the engine itself, natively and in
+//! the component. Rust sees a VM that compiles and runs named functions; what a script
+//! asks of the server (`redis.call`, ACL checks, logging) comes back through `Host`, and
+//! every value crosses as RESP bytes, so Lua errors never unwind through Rust frames.
+
+mod ffi;
+#[cfg(target_arch = "wasm32")]
+mod libc;
+
+use alloc::vec::Vec;
+use core::ffi::{c_char, c_int, c_void};
+use core::ptr::NonNull;
+
+/// What a running script may ask of the server.
+pub trait Host {
+    /// `redis.call`/`redis.pcall`: runs `argv` and writes its reply (RESP3 when `resp3`)
+    /// into `out`, refusals included, as error replies.
+    fn call(&mut self, argv: &[&[u8]], resp3: bool, out: &mut Vec<u8>);
+    /// `redis.acl_check_cmd`: None when there is no such command.
+    fn acl_check(&mut self, argv: &[&[u8]]) -> Option<bool>;
+    /// `redis.log` at Redis's level numbers (0 debug … 3 warning).
+    fn log(&mut self, level: i32, msg: &[u8]);
+    /// `redis.register_function` while a library loads: name, flag bits
+    /// (`FLAG_*`), description.
+    fn registered(&mut self, _name: &[u8], _flags: u32, _description: Option<&[u8]>) {}
+}
+
+/// Script flags: a shebang's `flags=`, `redis.register_function`'s `flags`.
+pub const FLAG_NO_WRITES: u32 = 1;
+pub const FLAG_ALLOW_OOM: u32 = 2;
+pub const FLAG_ALLOW_STALE: u32 = 4;
+pub const FLAG_NO_CLUSTER: u32 = 8;
+pub const FLAG_ALLOW_CROSS_SLOT: u32 = 16;
+/// Flag names in Redis's order (FUNCTION LIST).
+pub const FLAG_NAMES: &[(u32, &str)] = &[
+    (FLAG_NO_WRITES, "no-writes"),
+    (FLAG_ALLOW_OOM, "allow-oom"),
+    (FLAG_ALLOW_STALE, "allow-stale"),
+    (FLAG_NO_CLUSTER, "no-cluster"),
+    (FLAG_ALLOW_CROSS_SLOT, "allow-cross-slot-keys"),
+];
+
+/// Why a library did not load.
+pub enum LoadError {
+    /// Lua's syntax error.
+    Compile(Vec<u8>),
+    /// The code failed while it ran (the message of its error).
+    Run(Vec<u8>),
+}
+
+/// One Lua VM (a shard has one). Owned by one thread at a time.
+pub struct Vm {
+    raw: NonNull<ffi::MemoriaVm>,
+}
+
+// The VM is plain memory reached only through `&mut Vm`.
+unsafe impl Send for Vm {}
+
+/// A function name as C wants it: `name` plus a NUL.
+fn c_name(name: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(name.len() + 1);
+    v.extend_from_slice(name);
+    v.push(0);
+    v
+}
+
+impl Vm {
+    /// A fresh VM whose allocations stop at `mem_cap` bytes; None when even that fails.
+    pub fn new(mem_cap: usize) -> Option<Vm> {
+        NonNull::new(unsafe { ffi::memoria_lua_open(mem_cap) }).map(|raw| Vm { raw })
+    }
+
+    /// A VM for function libraries (`_G` empty; see `core/lua/functions.c`).
+    pub fn new_functions(mem_cap: usize) -> Option<Vm> {
+        NonNull::new(unsafe { ffi::memoria_lua_open_functions(mem_cap) }).map(|raw| Vm { raw })
+    }
+
+    /// Runs a library's code so it registers its functions (told to `host`); on success
+    /// they are staged until `commit_library`.
+    pub fn load_library<H: Host>(&mut self, code: &[u8], budget: u64, host: &mut H) -> Result<(), LoadError> {
+        let mut reply = Vec::new();
+        let mut tramp = Trampoline { host, reply: &mut reply, out: Vec::new() };
+        let h = tramp.c_host();
+        let mut err: *const c_char = core::ptr::null();
+        let mut len = 0usize;
+        let r = unsafe { ffi::memoria_lua_load_library(self.raw.as_ptr(), code.as_ptr().cast(), code.len(), budget, &h, &mut err, &mut len) };
+        let msg = || unsafe { core::slice::from_raw_parts(err.cast::<u8>(), len) }.to_vec();
+        match r {
+            0 => Ok(()),
+            1 => Err(LoadError::Compile(msg())),
+            _ => Err(LoadError::Run(msg())),
+        }
+    }
+
+    /// The staged library becomes `lib`, replacing one of that name.
+    pub fn commit_library(&mut self, lib: &[u8]) {
+        let lib = c_name(lib);
+        unsafe { ffi::memoria_lua_commit_library(self.raw.as_ptr(), lib.as_ptr().cast()) }
+    }
+
+    pub fn delete_library(&mut self, lib: &[u8]) {
+        let lib = c_name(lib);
+        unsafe { ffi::memoria_lua_delete_library(self.raw.as_ptr(), lib.as_ptr().cast()) }
+    }
+
+    /// FCALL: function `fname` of library `lib` with KEYS and ARGV as its arguments.
+    #[allow(clippy::too_many_arguments)]
+    pub fn fcall<H: Host>(
+        &mut self,
+        lib: &[u8],
+        fname: &[u8],
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        client_resp3: bool,
+        budget: u64,
+        host: &mut H,
+        reply: &mut Vec<u8>,
+    ) {
+        let (lib, fname) = (c_name(lib), c_name(fname));
+        let (kp, kl) = c_args(keys);
+        let (ap, al) = c_args(args);
+        let mut tramp = Trampoline { host, reply, out: Vec::new() };
+        let h = tramp.c_host();
+        unsafe {
+            ffi::memoria_lua_fcall(
+                self.raw.as_ptr(),
+                lib.as_ptr().cast(),
+                fname.as_ptr().cast(),
+                keys.len() as c_int,
+                kp.as_ptr(),
+                kl.as_ptr(),
+                args.len() as c_int,
+                ap.as_ptr(),
+                al.as_ptr(),
+                client_resp3 as c_int,
+                budget,
+                &h,
+            )
+        };
+    }
+
+    /// Bytes the VM has allocated.
+    pub fn used(&self) -> usize {
+        unsafe { ffi::memoria_lua_used(self.raw.as_ptr()) }
+    }
+
+    /// Compiles `body` as the function `name`; Err holds Lua's message.
+    pub fn compile(&mut self, name: &[u8], body: &[u8]) -> Result<(), Vec<u8>> {
+        let name = c_name(name);
+        let mut err: *const c_char = core::ptr::null();
+        let mut len = 0usize;
+        let r = unsafe { ffi::memoria_lua_compile(self.raw.as_ptr(), name.as_ptr().cast(), body.as_ptr().cast(), body.len(), &mut err, &mut len) };
+        if r == 0 { Ok(()) } else { Err(unsafe { core::slice::from_raw_parts(err.cast::<u8>(), len) }.to_vec()) }
+    }
+
+    /// Runs the compiled function `name` with KEYS and ARGV and appends its reply (or
+    /// its error, naming the script `shown`) to `reply`. `budget` bounds its work in VM
+    /// instructions and pattern-matching steps.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run<H: Host>(
+        &mut self,
+        name: &[u8],
+        shown: &[u8],
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        client_resp3: bool,
+        budget: u64,
+        host: &mut H,
+        reply: &mut Vec<u8>,
+    ) {
+        let name = c_name(name);
+        let shown = c_name(shown);
+        let (kp, kl) = c_args(keys);
+        let (ap, al) = c_args(args);
+        let mut tramp = Trampoline { host, reply, out: Vec::new() };
+        let h = tramp.c_host();
+        unsafe {
+            ffi::memoria_lua_run(
+                self.raw.as_ptr(),
+                name.as_ptr().cast(),
+                shown.as_ptr().cast(),
+                keys.len() as c_int,
+                kp.as_ptr(),
+                kl.as_ptr(),
+                args.len() as c_int,
+                ap.as_ptr(),
+                al.as_ptr(),
+                client_resp3 as c_int,
+                budget,
+                &h,
+            )
+        };
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        unsafe { ffi::memoria_lua_close(self.raw.as_ptr()) }
+    }
+}
+
+/// The hex SHA1 of `data` (script names, `redis.sha1hex`).
+pub fn sha1_hex(data: &[u8]) -> [u8; 40] {
+    use sha1::Digest;
+    let d = sha1::Sha1::digest(data);
+    let mut out = [0u8; 40];
+    for (i, b) in d.iter().enumerate() {
+        out[2 * i] = b"0123456789abcdef"[(b >> 4) as usize];
+        out[2 * i + 1] = b"0123456789abcdef"[(b & 15) as usize];
+    }
+    out
+}
+
+/// Pointers and lengths of `v` for C.
+fn c_args(v: &[&[u8]]) -> (Vec<*const c_char>, Vec<usize>) {
+    (v.iter().map(|a| a.as_ptr().cast()).collect(), v.iter().map(|a| a.len()).collect())
+}
+
+struct Trampoline<'a, H> {
+    host: &'a mut H,
+    reply: &'a mut Vec<u8>,
+    /// The last redis.call's reply, read by C until the next call.
+    out: Vec<u8>,
+}
+
+impl<H: Host> Trampoline<'_, H> {
+    /// The callbacks C calls, with this trampoline as their context. The trampoline must
+    /// stay in place while C may call them.
+    fn c_host(&mut self) -> ffi::MemoriaHost {
+        ffi::MemoriaHost {
+            ud: (self as *mut Self).cast(),
+            call: call_cb::<H>,
+            acl_check: acl_cb::<H>,
+            sha1hex: sha1_cb,
+            log: log_cb::<H>,
+            reply: reply_cb::<H>,
+            registered: registered_cb::<H>,
+        }
+    }
+}
+
+unsafe extern "C" fn registered_cb<H: Host>(ud: *mut c_void, name: *const c_char, len: usize, flags: c_int, desc: *const c_char, desc_len: usize) {
+    let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
+    let name = unsafe { core::slice::from_raw_parts(name.cast::<u8>(), len) };
+    let desc = (!desc.is_null()).then(|| unsafe { core::slice::from_raw_parts(desc.cast::<u8>(), desc_len) });
+    t.host.registered(name, flags as u32, desc);
+}
+
+unsafe fn argv_of<'a>(argc: c_int, argv: *const *const c_char, lens: *const usize) -> Vec<&'a [u8]> {
+    (0..argc as usize).map(|i| unsafe { core::slice::from_raw_parts((*argv.add(i)).cast::<u8>(), *lens.add(i)) }).collect()
+}
+
+unsafe extern "C" fn call_cb<H: Host>(
+    ud: *mut c_void,
+    argc: c_int,
+    argv: *const *const c_char,
+    lens: *const usize,
+    resp3: c_int,
+    reply: *mut *const c_char,
+    reply_len: *mut usize,
+) {
+    let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
+    let argv = unsafe { argv_of(argc, argv, lens) };
+    t.out.clear();
+    t.host.call(&argv, resp3 != 0, &mut t.out);
+    unsafe {
+        *reply = t.out.as_ptr().cast();
+        *reply_len = t.out.len();
+    }
+}
+
+unsafe extern "C" fn acl_cb<H: Host>(ud: *mut c_void, argc: c_int, argv: *const *const c_char, lens: *const usize) -> c_int {
+    let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
+    let argv = unsafe { argv_of(argc, argv, lens) };
+    match t.host.acl_check(&argv) {
+        None => -1,
+        Some(ok) => ok as c_int,
+    }
+}
+
+unsafe extern "C" fn sha1_cb(p: *const c_char, len: usize, out: *mut c_char) {
+    let data = unsafe { core::slice::from_raw_parts(p.cast::<u8>(), len) };
+    let hex = sha1_hex(data);
+    unsafe { core::ptr::copy_nonoverlapping(hex.as_ptr(), out.cast::<u8>(), 40) };
+}
+
+unsafe extern "C" fn log_cb<H: Host>(ud: *mut c_void, level: c_int, msg: *const c_char, len: usize) {
+    let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
+    t.host.log(level, unsafe { core::slice::from_raw_parts(msg.cast::<u8>(), len) });
+}
+
+unsafe extern "C" fn reply_cb<H: Host>(ud: *mut c_void, p: *const c_char, len: usize) {
+    let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
+    t.reply.extend_from_slice(unsafe { core::slice::from_raw_parts(p.cast::<u8>(), len) });
+}

@@ -1,0 +1,93 @@
+//! The scripts a shard knows: the EVAL cache (each body by its SHA1, compiled in the VM as
+//! `f_<sha>`), kept per node as Redis keeps it, and the Lua VM itself, made on first use.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use crate::lua::Vm;
+
+/// The most memory one shard's Lua VM may hold; past it allocations fail inside the
+/// script ("not enough memory"), which ends the script, not the shard.
+pub const LUA_MEMORY_CAP: usize = 256 << 20;
+
+pub type Sha = [u8; 40];
+
+#[derive(Default)]
+pub struct Scripts {
+    vm: Option<Vm>,
+    bodies: BTreeMap<Sha, Box<[u8]>>,
+}
+
+/// The registry name of a script's function.
+pub fn function_name(sha: &Sha) -> [u8; 42] {
+    let mut n = [0u8; 42];
+    n[..2].copy_from_slice(b"f_");
+    n[2..].copy_from_slice(sha);
+    n
+}
+
+impl Scripts {
+    pub fn exists(&self, sha: &Sha) -> bool {
+        self.bodies.contains_key(sha)
+    }
+
+    /// SCRIPT FLUSH: a new VM, no scripts (as Redis, which also drops its Lua state).
+    pub fn flush(&mut self) {
+        self.vm = None;
+        self.bodies.clear();
+    }
+
+    pub fn body(&self, sha: &Sha) -> Option<&[u8]> {
+        self.bodies.get(sha).map(|b| &b[..])
+    }
+
+    pub fn count(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Bytes of the cached bodies and of the VM (INFO memory).
+    pub fn memory(&self) -> (usize, usize) {
+        (self.bodies.values().map(|b| b.len() + 64).sum(), self.vm.as_ref().map_or(0, |v| v.used()))
+    }
+
+    /// Compiles and caches `body` under `sha` unless it is cached. Err: Lua's message.
+    pub fn add(&mut self, sha: &Sha, body: &[u8]) -> Result<(), Vec<u8>> {
+        if self.bodies.contains_key(sha) {
+            return Ok(());
+        }
+        let vm = self.vm_mut().ok_or_else(|| b"not enough memory".to_vec())?;
+        vm.compile(&function_name(sha), &shebang_as_comment(body))?;
+        self.bodies.insert(*sha, body.into());
+        Ok(())
+    }
+
+    fn vm_mut(&mut self) -> Option<&mut Vm> {
+        if self.vm.is_none() {
+            self.vm = Vm::new(LUA_MEMORY_CAP);
+        }
+        self.vm.as_mut()
+    }
+
+    /// Lends the VM out for a run (the run also borrows the rest of the state).
+    pub fn take_vm(&mut self) -> Option<Vm> {
+        self.vm_mut();
+        self.vm.take()
+    }
+
+    /// Takes the VM back after a run (nothing a script may call replaces it).
+    pub fn put_vm(&mut self, vm: Vm) {
+        self.vm = Some(vm);
+    }
+}
+
+/// Lua does not skip a `#!` first line: it becomes a comment, keeping line numbers.
+pub fn shebang_as_comment(body: &[u8]) -> alloc::borrow::Cow<'_, [u8]> {
+    if body.starts_with(b"#!") {
+        let mut v = body.to_vec();
+        v[..2].copy_from_slice(b"--");
+        alloc::borrow::Cow::Owned(v)
+    } else {
+        alloc::borrow::Cow::Borrowed(body)
+    }
+}

@@ -17,7 +17,7 @@ const LUA_FILES: &[&str] = &[
     "lapi", "lcode", "ldebug", "ldo", "ldump", "lfunc", "lgc", "llex", "lmem", "lobject", "lopcodes", "lparser", "lstate", "lstring", "ltable", "ltm",
     "lundump", "lvm", "lzio", "lauxlib", "lbaselib", "ltablib", "lstrlib", "lmathlib",
 ];
-const OUR_FILES: &[&str] = &["vm", "redis_lib", "resp", "functions"];
+const OUR_FILES: &[&str] = &["vm", "redis_lib", "resp", "functions", "bit", "cjson"];
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

@@ -16,7 +16,9 @@ usage() {
     cat <<'EOF'
 usage: benches/load/run.sh [options]
   -t TESTS      redis-benchmark tests, comma-separated (default: get,set,zadd,sadd; zadd
-                and sadd add random members to one sorted set / set, up to -r of them)
+                and sadd add random members to one sorted set / set, up to -r of them);
+                also `evalsha` and `fcall`: a rate limiter (INCR + PEXPIRE + a comparison
+                on a random key) as a script by EVALSHA and as a library function by FCALL
   -n N          requests per run, or "auto": calibrated on redis-server so one run
                 lasts about -s seconds (default: auto)
   -s SECONDS    target length of one run for -n auto (default: 5)
@@ -297,12 +299,33 @@ if [[ $preload == 1 ]]; then
     done
 fi
 
+# The scripted tests: one rate limiter, as an EVAL script and as a library function.
+limiter_body="local n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if n > tonumber(ARGV[1]) then return 0 end
+return 1"
+if [[ ",$tests," == *,evalsha,* || ",$tests," == *,fcall,* ]]; then
+    for s in $servers; do
+        limiter_sha=$(redis-cli -h 127.0.0.1 -p "${port[$s]}" "${tls_args[@]}" SCRIPT LOAD "$limiter_body")
+        [[ ${#limiter_sha} == 40 ]] || { echo "SCRIPT LOAD on $s failed: $limiter_sha" >&2; exit 1; }
+        lib=$(redis-cli -h 127.0.0.1 -p "${port[$s]}" "${tls_args[@]}" FUNCTION LOAD REPLACE "#!lua name=bench
+redis.register_function('limit', function(KEYS, ARGV)
+$limiter_body
+end)")
+        [[ $lib == bench ]] || { echo "FUNCTION LOAD on $s failed: $lib" >&2; exit 1; }
+    done
+fi
+
 # One redis-benchmark run; prints "rps p50 p99" (latencies in ms).
 bench() { # server test pipeline n
-    local out line auth=()
+    local out line auth=() what=(-t "$2")
     [[ $1 == memoria-acl ]] && auth=(--user bench -a bench-pw)
-    out=$(redis-benchmark -h 127.0.0.1 -p "${port[$1]}" "${tls_args[@]}" "${auth[@]}" -t "$2" -P "$3" -n "$4" -c "$clients" \
-        -d "$datasize" -r "$keyspace" --csv 2>"$work/bench.err") \
+    case $2 in
+        evalsha) what=(EVALSHA "$limiter_sha" 1 "rl:__rand_int__" 1000000 60000) ;;
+        fcall) what=(FCALL limit 1 "rl:__rand_int__" 1000000 60000) ;;
+    esac
+    out=$(redis-benchmark -h 127.0.0.1 -p "${port[$1]}" "${tls_args[@]}" "${auth[@]}" -P "$3" -n "$4" -c "$clients" \
+        -d "$datasize" -r "$keyspace" --csv "${what[@]}" 2>"$work/bench.err") \
         || { echo "redis-benchmark against $1 failed:" >&2; cat "$work/bench.err" >&2; exit 1; }
     # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
     line=$(printf '%s\n' "$out" | tr -d '"' | awk -F, 'NR > 1 && $1 != "" { print $2, $5, $7; exit }')

@@ -103,6 +103,8 @@ void memoria_push_library_function(lua_State *L, const char *lib, const char *fn
 void memoria_redis_common(lua_State *L);
 void memoria_open_redis(lua_State *L);
 void memoria_open_rand(lua_State *L);
+void memoria_open_bit(lua_State *L);
+void memoria_open_cjson(lua_State *L);
 /* Pushes the Lua value of one RESP reply at *p (advancing it); 0 on malformed input. */
 int memoria_resp_to_lua(lua_State *L, const char **p, const char *end);
 /* Encodes the value on the top of the stack (popping it) as the script's reply. */

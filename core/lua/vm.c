@@ -144,6 +144,8 @@ memoria_vm *memoria_lua_open(size_t mem_cap) {
   lua_pushcfunction(L, luaopen_math);
   lua_call(L, 0, 0);
   memoria_open_rand(L);
+  memoria_open_bit(L);
+  memoria_open_cjson(L);
   memoria_open_redis(L);
   static const char *const removed[] = {"dofile", "loadfile", "print", "getfenv", "setfenv", "newproxy", NULL};
   for (const char *const *n = removed; *n; n++) remove_global(L, *n);

@@ -337,3 +337,68 @@ fn function_libraries_are_logged_state() {
     ck(&mut h, "FUNCTION DELETE counter", OK);
     assert_eq!(h.effect_lines().last().unwrap(), "0:FUNCTION DELETE counter");
 }
+
+#[test]
+fn the_bit_library() {
+    let mut h = H::new();
+    let got = eval(
+        &mut h,
+        "return {bit.tobit(0xffffffff), bit.tobit(2^32+5), bit.tobit(-1.5), bit.tobit(2.5), bit.tohex(255), bit.tohex(-1, -4), bit.tohex(305419896, 2), bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1,2,4), bit.bxor(5,3), bit.lshift(1, 31), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(0x12345678, 8), bit.ror(0x12345678, 8), bit.bswap(0x12345678), bit.lshift(1, 33)}",
+        &[],
+        &[],
+    );
+    // redis-server 7.0.15's answer.
+    let want = "-1 5 -2 2 000000ff FFFF 78 -1 3 7 6 -2147483648 15 -16 878082066 2014458966 2018915346 2";
+    let items: Vec<String> =
+        got.split("\r\n").filter(|l| !l.is_empty() && !l.starts_with('*') && !l.starts_with('$')).map(|l| l.trim_start_matches(':').to_string()).collect();
+    assert_eq!(items.join(" "), want, "{got:?}");
+    assert!(eval(&mut h, "return bit.band()", &[], &[]).starts_with("-ERR user_script:1: bad argument #1 to 'band' (number expected, got no value) script:"));
+}
+
+#[test]
+fn the_cjson_library() {
+    let mut h = H::new();
+    // redis-server 7.0.15's answers.
+    let enc = eval(
+        &mut h,
+        r#"return cjson.encode({'a/b', 'q"', '\\', string.char(127), string.char(1), '\t\n', 1, 1.5, 1e20, -0.0, true, false, cjson.null, 0.1, 123456789012345678})"#,
+        &[],
+        &[],
+    );
+    assert_eq!(enc, bulk(r#"["a\/b","q\"","\\","\u007f","\u0001","\t\n",1,1.5,1e+20,-0,true,false,null,0.1,1.2345678901235e+17]"#));
+    assert_eq!(eval(&mut h, "return cjson.encode({a=1})", &[], &[]), bulk(r#"{"a":1}"#));
+    assert_eq!(eval(&mut h, "return cjson.encode({})", &[], &[]), bulk("{}"));
+    assert_eq!(eval(&mut h, "return cjson.encode({[1]=1,[3]=3})", &[], &[]), bulk("[1,null,3]"));
+    assert_eq!(eval(&mut h, "return cjson.encode({[1.5]=1})", &[], &[]), bulk(r#"{"1.5":1}"#));
+    let errors = [
+        ("return cjson.encode({[1]=1,[30]=3})", "Cannot serialise table: excessively sparse array"),
+        ("return cjson.encode({[true]=1})", "Cannot serialise boolean: table key must be a number or string"),
+        ("return cjson.encode(function() end)", "Cannot serialise function: type not supported"),
+        ("return cjson.encode(0/0)", "Cannot serialise number: must not be NaN or Inf"),
+        ("return cjson.encode()", "bad argument #1 to 'encode' (expected 1 argument)"),
+        ("return cjson.decode('[1,2')", "Expected comma or array end but found T_END at character 5"),
+        (r#"return cjson.decode('{"a":1,}')"#, "Expected object key string but found T_OBJ_END at character 8"),
+        ("return cjson.decode('tru')", "Expected value but found invalid token at character 1"),
+        (r#"return cjson.decode('"ab')"#, "Expected value but found unexpected end of string at character 4"),
+        (r#"return cjson.decode('"\\q"')"#, "Expected value but found invalid escape code at character 2"),
+        ("return cjson.decode('[1] x')", "Expected the end but found invalid token at character 5"),
+        ("return cjson.decode(string.rep('[', 1001))", "Found too many nested data structures (1001) at character 1001"),
+        ("return cjson.encode_number_precision(100)", "bad argument #1 to 'encode_number_precision' (expected integer between 1 and 14)"),
+    ];
+    for (script, msg) in errors {
+        let got = eval(&mut h, script, &[], &[]);
+        assert!(got.starts_with(&format!("-ERR user_script:1: {msg} script: ")), "{script}: {got:?}");
+    }
+    assert_eq!(eval(&mut h, r#"return cjson.decode('"\\u00e9\\ud83d\\ude00"')"#, &[], &[]), bulk("é😀"));
+    assert_eq!(eval(&mut h, "return cjson.decode('01')", &[], &[]), int(1));
+    assert_eq!(eval(&mut h, "return cjson.decode('0x10')", &[], &[]), int(16));
+    assert_eq!(eval(&mut h, "return cjson.encode_max_depth()", &[], &[]), int(1000));
+    assert_eq!(eval(&mut h, "return {cjson._NAME, cjson._VERSION}", &[], &[]), "*2\r\n$5\r\ncjson\r\n$5\r\n2.1.0\r\n");
+    assert_eq!(eval(&mut h, "return type(cjson.decode('null'))", &[], &[]), bulk("userdata"));
+    assert_eq!(eval(&mut h, r#"return cjson.decode('{"a":[1,2,{"b":null}]}').a[2]"#, &[], &[]), int(2));
+    // Deep nesting ends in an error, not a trap.
+    assert!(
+        eval(&mut h, "local t = {} local c = t for i = 1, 5000 do c[1] = {} c = c[1] end return cjson.encode(t)", &[], &[])
+            .contains("Cannot serialise, excessive nesting (1001)")
+    );
+}

@@ -402,3 +402,14 @@ fn the_cjson_library() {
             .contains("Cannot serialise, excessive nesting (1001)")
     );
 }
+
+#[test]
+fn select_inside_a_script_lasts_until_it_ends() {
+    let mut h = H::new();
+    assert_eq!(eval(&mut h, "redis.call('select', 1) redis.call('set','dbx','1') return redis.call('dbsize')", &[], &[]), int(1));
+    ck(&mut h, "GET dbx", NIL);
+    ck(&mut h, "SELECT 1", OK);
+    ck(&mut h, "GET dbx", bulk("1"));
+    // The effect names the database the script wrote.
+    assert!(h.effect_lines().contains(&"1:set dbx 1".to_string()), "{:?}", h.effect_lines());
+}

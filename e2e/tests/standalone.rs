@@ -8,7 +8,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Redis, Up, free_port, rt, signal, tempdir, words};
+use common::{Redis, Up, free_port, rt, signal, strip_ansi, tempdir, words};
 use memoria_e2e::workload::{Conn, Reply};
 
 /// Replies whose element order is each server's own hash-table order (set members, SCAN
@@ -211,24 +211,6 @@ async fn check_all_dbs(addr: &str, round: u32, what: &str) {
     }
 }
 
-/// The log's text without terminal colour codes (tracing colours field names).
-fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[test]
 fn every_database_survives_kill9_restart_and_snapshot_truncation() {
     let dir = tempdir("standalone-dbs");
@@ -280,8 +262,7 @@ fn every_database_survives_kill9_restart_and_snapshot_truncation() {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         write_round(&up, &mut round);
-        let log = strip_ansi(&std::fs::read_to_string(dir.join("up.log")).unwrap_or_default());
-        if log.lines().any(|l| l.contains("truncated the log below the snapshots") && !l.contains("deleted=0 ")) {
+        if up.truncated_log() {
             break;
         }
         assert!(Instant::now() < deadline, "no truncation within 120 s:\n{}", up.tail_log());

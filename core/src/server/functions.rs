@@ -73,6 +73,11 @@ impl Functions {
         true
     }
 
+    /// Bytes of the libraries' code and of the functions' VM (INFO memory).
+    pub fn memory(&self) -> (usize, usize) {
+        (self.libraries.values().map(|l| l.code.len() + 64).sum(), self.vm.as_ref().map_or(0, |v| v.used()))
+    }
+
     /// FUNCTION FLUSH: no libraries, a fresh VM.
     pub fn flush(&mut self) {
         self.libraries.clear();

@@ -186,6 +186,13 @@ impl Up {
         }
     }
 
+    /// Whether the snapshot scheduler has truncated the log (deleted entries behind a
+    /// snapshot), from `up.log`.
+    pub fn truncated_log(&self) -> bool {
+        let log = strip_ansi(&std::fs::read_to_string(self.dir.join("up.log")).unwrap_or_default());
+        log.lines().any(|l| l.contains("truncated the log below the snapshots") && !l.contains("deleted=0 "))
+    }
+
     pub fn tail_log(&self) -> String {
         let s = std::fs::read_to_string(self.dir.join("up.log")).unwrap_or_default();
         let lines: Vec<&str> = s.lines().collect();
@@ -655,4 +662,22 @@ pub async fn get(url: &str, bearer: Option<&str>) -> (u16, String) {
         }
         Err(e) => (0, e.to_string()),
     }
+}
+
+/// The log's text without terminal colour codes (tracing colours field names).
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

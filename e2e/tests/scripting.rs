@@ -1,0 +1,126 @@
+//! Scripts and function libraries at a default `memoria up` (a primary and a replica at
+//! the stable endpoint): every write a script or a function acknowledged, and every
+//! function library, survive kill -9 of the primary, a clean restart and a snapshot with
+//! log truncation, and are on the replica, because the log holds a script's effects (the
+//! commands it called) and FUNCTION LOAD itself.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Up, rt, signal, tempdir};
+use memoria_e2e::workload::{Conn, Reply};
+
+const LIBRARY: &str = "#!lua name=ledger\n\
+redis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)\n\
+redis.register_function{function_name='total', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}";
+
+/// A script that writes two keys and returns the list's new length.
+const SCRIPT: &str = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('RPUSH', KEYS[2], ARGV[1])";
+
+/// One round: the library is (re)loaded, a function and a script write, and each reply is
+/// checked (an acknowledged write is what the checks later expect).
+async fn write_round(c: &mut Conn, round: u32) {
+    let lib = c.request(&[b"FUNCTION", b"LOAD", b"REPLACE", LIBRARY.as_bytes()]).await.unwrap();
+    assert_eq!(lib, Reply::Bulk(Some(b"ledger".to_vec())));
+    let r = round.to_string();
+    let bumped = c.request(&[b"FCALL", b"bump", b"1", b"counter", b"2"]).await.unwrap();
+    assert_eq!(bumped, Reply::Int(2 * round as i64), "round {round}: FCALL bump");
+    let pushed = c.request(&[b"EVAL", SCRIPT.as_bytes(), b"2", b"last", b"rounds", r.as_bytes()]).await.unwrap();
+    assert_eq!(pushed, Reply::Int(round as i64), "round {round}: EVAL");
+}
+
+/// The node at `addr` holds what `round` rounds wrote, and runs the library's functions.
+async fn check(addr: &str, round: u32, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut c = loop {
+        match Conn::connect(addr).await {
+            Ok(c) => break c,
+            Err(e) => assert!(Instant::now() < deadline, "{what}: cannot connect to {addr}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let want = Reply::Bulk(Some((2 * round).to_string().into_bytes()));
+    // A replica may still be applying the tail: wait for it, then check exactly.
+    loop {
+        let got = c.request(&[b"FCALL_RO", b"total", b"1", b"counter"]).await.unwrap();
+        if got == want {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{what}: FCALL_RO total gives {got:?}, want {want:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let last = c.request(&[b"GET", b"last"]).await.unwrap();
+    assert_eq!(last, Reply::Bulk(Some(round.to_string().into_bytes())), "{what}: the script's SET");
+    let rounds = c.request(&[b"LRANGE", b"rounds", b"0", b"-1"]).await.unwrap();
+    let want_rounds: Vec<Reply> = (1..=round).map(|r| Reply::Bulk(Some(r.to_string().into_bytes()))).collect();
+    assert_eq!(rounds, Reply::Array(Some(want_rounds)), "{what}: the script's RPUSHes");
+    let stats = c.request(&[b"FUNCTION", b"STATS"]).await.unwrap();
+    let text = format!("{stats:?}");
+    assert!(text.contains("libraries_count") && text.contains("Int(1)") && text.contains("Int(2)"), "{what}: FUNCTION STATS {text}");
+}
+
+#[test]
+fn scripts_and_libraries_survive_kill9_restart_and_snapshot_truncation() {
+    let dir = tempdir("scripting");
+    let snap: Vec<String> = [
+        "--snapshot-min-log-bytes",
+        "0",
+        "--snapshot-min-entries",
+        "20",
+        "--snapshot-growth-ratio",
+        "0",
+        "--snapshot-min-interval-ms",
+        "200",
+        "--snapshot-truncate-margin",
+        "0",
+        "--no-console",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut up = Up::start_with(&dir, 1, Some(600), snap);
+    let rt = rt();
+    let mut round = 0;
+    let mut write = |up: &Up| {
+        round += 1;
+        let r = round;
+        rt.block_on(async {
+            let mut c = Conn::connect(&up.endpoint()).await.unwrap();
+            write_round(&mut c, r).await;
+        });
+        r
+    };
+
+    // kill -9 of the primary: the replica takes over with the library and every write.
+    let primary = up.wait_primary(Duration::from_secs(60), None);
+    let r = write(&up);
+    signal(primary.pid.unwrap(), "KILL");
+    let new = up.wait_primary(Duration::from_secs(60), Some(&primary.name));
+    assert_ne!(new.name, primary.name);
+    rt.block_on(check(&up.endpoint(), r, "after kill -9 of the primary"));
+
+    // A clean restart of everything.
+    let r = write(&up);
+    up.restart();
+    up.wait_all_serving(Duration::from_secs(60));
+    rt.block_on(check(&up.endpoint(), r, "after a clean restart"));
+
+    // Snapshots and truncation: write until the log was truncated behind a snapshot, then
+    // restart so the nodes start from the snapshot (which carries the library).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut r = r;
+    loop {
+        r = write(&up);
+        if up.truncated_log() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no truncation within 120 s:\n{}", up.tail_log());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    up.restart();
+    let c = up.wait_all_serving(Duration::from_secs(60));
+    rt.block_on(check(&up.endpoint(), r, "after snapshot, truncation and restart"));
+    let replica = c.nodes.iter().find(|n| n.role == "replica").expect("a replica");
+    rt.block_on(check(&format!("127.0.0.1:{}", replica.port), r, "on the replica"));
+}

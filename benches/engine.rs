@@ -1,6 +1,7 @@
 //! The command engine native (`memoria_core::Engine::execute`) vs. as a WebAssembly
 //! component under Wasmtime (`memoria_host::wasm::ShardEngine::execute`), at batch sizes
-//! 1/16/64/256, for GET and SET with 100-byte values on a preloaded keyspace.
+//! 1/16/64/256, for GET and SET with 100-byte values on a preloaded keyspace, and for a
+//! rate limiter in Lua (INCR + PEXPIRE + a comparison) run by EVALSHA and by FCALL.
 //!
 //!     cargo bench -p memoria-benches --bench engine
 //!
@@ -79,15 +80,28 @@ fn preload_batches(n: u64) -> Vec<Vec<u8>> {
 enum Op {
     Get,
     Set,
+    Evalsha,
+    Fcall,
 }
+
+const OPS: [Op; 4] = [Op::Get, Op::Set, Op::Evalsha, Op::Fcall];
 
 impl Op {
     fn name(self) -> &'static str {
         match self {
             Op::Get => "GET",
             Op::Set => "SET",
+            Op::Evalsha => "EVALSHA",
+            Op::Fcall => "FCALL",
         }
     }
+}
+
+/// The scripted ops' rate limiter (benches/load/run.sh measures the same one).
+const LIMITER: &str = "local n = redis.call('INCR', KEYS[1])\nredis.call('PEXPIRE', KEYS[1], ARGV[2])\nif n > tonumber(ARGV[1]) then return 0 end\nreturn 1";
+
+fn limiter_sha() -> String {
+    String::from_utf8(memoria_core::lua::sha1_hex(LIMITER.as_bytes()).to_vec()).unwrap()
 }
 
 /// The same stream of STREAM random-key commands, cut into batches of `size`: every batch
@@ -102,9 +116,15 @@ fn workload(op: Op, size: usize, keys: u64) -> Vec<Vec<u8>> {
             for j in 0..size {
                 let k = rng.next_u64() % keys;
                 cmd.clear();
+                let rl = format!("rl:{k}");
                 match op {
                     Op::Get => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"GET"[..], key(k).as_bytes()]),
                     Op::Set => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"SET"[..], key(k).as_bytes(), &value(rng.next_u64())]),
+                    Op::Evalsha => memoria_core::protocol::resp::encode_command(
+                        &mut cmd,
+                        &[b"EVALSHA", limiter_sha().as_bytes(), b"1", rl.as_bytes(), b"1000000", b"60000"],
+                    ),
+                    Op::Fcall => memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"FCALL"[..], b"limit", b"1", rl.as_bytes(), b"1000000", b"60000"]),
                 }
                 b.record(batch::REC_COMMAND, 1 + j as u64 % CLIENTS, &cmd);
             }
@@ -121,6 +141,7 @@ fn check(op: Op, out: &[u8], size: usize) {
         match op {
             Op::Get => assert!(r.starts_with(format!("${VALUE_LEN}\r\n").as_bytes()), "GET reply {:?}", String::from_utf8_lossy(r)),
             Op::Set => assert_eq!(r, b"+OK\r\n"),
+            Op::Evalsha | Op::Fcall => assert_eq!(r, b":1\r\n", "limiter reply {:?}", String::from_utf8_lossy(r)),
         }
     }
 }
@@ -149,6 +170,17 @@ fn prepare(e: &mut dyn Exec, keys: u64) {
         let out = e.run(&b);
         assert!(OutputReader::new(&out).all(|r| r.reply == b"+OK\r\n"));
     }
+    let library = format!("#!lua name=bench\nredis.register_function('limit', function(KEYS, ARGV)\n{LIMITER}\nend)");
+    let mut b = BatchWriter::new();
+    let mut cmd = Vec::new();
+    memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"SCRIPT"[..], b"LOAD", LIMITER.as_bytes()]);
+    b.record(batch::REC_COMMAND, 1, &cmd);
+    cmd.clear();
+    memoria_core::protocol::resp::encode_command(&mut cmd, &[&b"FUNCTION"[..], b"LOAD", library.as_bytes()]);
+    b.record(batch::REC_COMMAND, 1, &cmd);
+    let out = e.run(&b.buf);
+    let replies: Vec<&[u8]> = OutputReader::new(&out).filter(|r| r.kind == batch::REC_COMMAND).map(|r| r.reply).collect();
+    assert_eq!(replies, [format!("$40\r\n{}\r\n", limiter_sha()).as_bytes(), b"$5\r\nbench\r\n"]);
 }
 
 fn bench_one(
@@ -206,7 +238,7 @@ fn paired_summary(native: &mut Native, wasm: &mut Wasm, keys: u64, rounds: usize
     println!("|------:|-----|--------------:|-----------------:|-----------------:|");
     let mut at64 = Vec::new();
     for size in BATCH_SIZES {
-        for op in [Op::Get, Op::Set] {
+        for op in OPS {
             let batches = workload(op, size, keys);
             let (mut n, mut w, mut r) = (Vec::new(), Vec::new(), Vec::new());
             let (mut ni, mut wi) = (0, 0);
@@ -225,7 +257,7 @@ fn paired_summary(native: &mut Native, wasm: &mut Wasm, keys: u64, rounds: usize
             }
             let (n, w, r) = (median(&mut n), median(&mut w), median(&mut r));
             println!("| {size:>5} | {} | {n:>13.1} | {w:>16.1} | {:>15.2}× |", op.name(), r);
-            if size == 64 {
+            if size == 64 && matches!(op, Op::Get | Op::Set) {
                 at64.push((op, r));
             }
         }
@@ -253,7 +285,7 @@ fn main() {
     // each benchmark once as a smoke test, and the summary is skipped).
     let benching = std::env::args().any(|a| a == "--bench");
     if std::env::var_os("MEMORIA_BENCH_SUMMARY_ONLY").is_none() {
-        for op in [Op::Get, Op::Set] {
+        for op in OPS {
             let mut g = c.benchmark_group(format!("engine/{}", op.name()));
             for size in BATCH_SIZES {
                 let batches = workload(op, size, keys);

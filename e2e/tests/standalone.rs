@@ -8,7 +8,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Redis, Up, free_port, rt, signal, strip_ansi, tempdir, words};
+use common::{Redis, Up, free_port, rt, signal, tempdir, words};
 use memoria_e2e::workload::{Conn, Reply};
 
 /// Replies whose element order is each server's own hash-table order (set members, SCAN

@@ -5,7 +5,6 @@
 
 use alloc::alloc::{Layout, alloc, dealloc, realloc as rs_realloc};
 use core::ffi::{c_char, c_int};
-use core::fmt::Write;
 
 /// Every block starts with its size; 16 keeps the alignment C expects of malloc.
 const HEADER: usize = 16;
@@ -109,134 +108,21 @@ pub unsafe extern "C" fn modf(x: f64, ip: *mut f64) -> f64 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn strtod(s: *const c_char, end: *mut *mut c_char) -> f64 {
     let bytes = unsafe { core::ffi::CStr::from_ptr(s) }.to_bytes();
-    let (v, used) = parse_c_double(bytes);
+    let (v, used) = super::cnum::parse_c_double(bytes);
     if !end.is_null() {
         unsafe { *end = s.add(used) as *mut c_char };
     }
     v
 }
 
-/// The longest prefix of `b` strtod accepts (after spaces) and its value; (0, 0) if none.
-fn parse_c_double(b: &[u8]) -> (f64, usize) {
-    let mut i = 0;
-    while i < b.len() && (b[i] == b' ' || (b'\t'..=b'\r').contains(&b[i])) {
-        i += 1;
-    }
-    let start = i;
-    let neg = i < b.len() && b[i] == b'-';
-    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-        i += 1;
-    }
-    let rest = &b[i..];
-    let word = |w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
-    if word(b"infinity") || word(b"inf") {
-        let n = if word(b"infinity") { 8 } else { 3 };
-        return (if neg { f64::NEG_INFINITY } else { f64::INFINITY }, i + n);
-    }
-    if word(b"nan") {
-        return (if neg { -f64::NAN } else { f64::NAN }, i + 3);
-    }
-    let digits_from = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    let mut any = i > digits_from;
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        let f = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        any |= i > f;
-    }
-    if !any {
-        return (0.0, 0);
-    }
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        let mut j = i + 1;
-        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-            j += 1;
-        }
-        let ed = j;
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        if j > ed {
-            i = j;
-        }
-    }
-    let text = core::str::from_utf8(&b[start..i]).unwrap_or("0");
-    // Rust's parser rejects a trailing '.' ("1.") and a bare '.5' is fine.
-    let v = text.trim_end_matches('.').parse::<f64>().or_else(|_| alloc::format!("{text}0").parse::<f64>()).unwrap_or(0.0);
-    (v, i)
-}
-
 // ---- the digits of %e, %f and %g ----
-
-/// A fixed-size writer over the C buffer.
-struct Buf<'a> {
-    out: &'a mut [u8],
-    len: usize,
-}
-
-impl Write for Buf<'_> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        for &b in s.as_bytes() {
-            if self.len < self.out.len() {
-                self.out[self.len] = b;
-            }
-            self.len += 1;
-        }
-        Ok(())
-    }
-}
-
-/// `d.ddde±XX` as C prints it, from Rust's `{:.*e}` (`d.ddde-X`).
-fn c_exp(s: &str, upper: bool) -> alloc::string::String {
-    let (mant, exp) = s.split_once('e').unwrap_or((s, "0"));
-    let e: i32 = exp.parse().unwrap_or(0);
-    let sign = if e < 0 { '-' } else { '+' };
-    let mark = if upper { 'E' } else { 'e' };
-    alloc::format!("{mant}{mark}{sign}{:02}", e.abs())
-}
 
 /// The body of one float conversion (no sign: `v` is not negative) into `out`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn memoria_fmt_double(out: *mut c_char, cap: usize, v: f64, conv: c_char, prec: c_int, alt: c_int) -> usize {
     let out = unsafe { core::slice::from_raw_parts_mut(out.cast::<u8>(), cap) };
-    let conv = conv as u8;
-    let upper = conv.is_ascii_uppercase();
-    let prec = prec.max(0) as usize;
-    let text = if v.is_nan() {
-        alloc::string::String::from("nan")
-    } else if v.is_infinite() {
-        alloc::string::String::from("inf")
-    } else {
-        match conv.to_ascii_lowercase() {
-            b'f' => alloc::format!("{v:.prec$}"),
-            b'e' => c_exp(&alloc::format!("{v:.prec$e}"), upper),
-            _ => {
-                // %g: precision P (0 counts as 1); exponent X of the %e form decides.
-                let p = prec.max(1);
-                let e_form = alloc::format!("{:.*e}", p - 1, v);
-                let x: i32 = e_form.split_once('e').map_or(0, |(_, e)| e.parse().unwrap_or(0));
-                let mut s =
-                    if (x as i64) < p as i64 && x >= -4 { alloc::format!("{:.*}", (p as i32 - 1 - x).max(0) as usize, v) } else { c_exp(&e_form, upper) };
-                if alt == 0 {
-                    // Trailing zeros of the fraction go, and a bare '.'.
-                    let (num, exp) = match s.find(['e', 'E']) {
-                        Some(i) => (s[..i].into(), s[i..].into()),
-                        None => (s.clone(), alloc::string::String::new()),
-                    };
-                    let num: alloc::string::String = if num.contains('.') { num.trim_end_matches('0').trim_end_matches('.').into() } else { num };
-                    s = num + &exp;
-                }
-                s
-            }
-        }
-    };
-    let text = if upper { text.to_ascii_uppercase() } else { text };
-    let mut b = Buf { out, len: 0 };
-    let _ = b.write_str(&text);
-    b.len.min(cap)
+    let text = super::cnum::format_double(v, conv as u8, prec.max(0) as usize, alt != 0);
+    let n = text.len().min(cap);
+    out[..n].copy_from_slice(&text.as_bytes()[..n]);
+    n
 }

@@ -4,6 +4,8 @@
 //! asks of the server (`redis.call`, ACL checks, logging) comes back through `Host`, and
 //! every value crosses as RESP bytes, so Lua errors never unwind through Rust frames.
 
+#[cfg(any(target_arch = "wasm32", test))]
+mod cnum;
 mod ffi;
 #[cfg(target_arch = "wasm32")]
 mod libc;

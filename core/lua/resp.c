@@ -154,6 +154,13 @@ int memoria_resp_to_lua(lua_State *L, const char **pp, const char *end) {
 
 /* ---- Lua → RESP ---- */
 
+/* A Lua number as Redis's (long long) cast gives it on x86-64: out of range and NaN give
+ * LLONG_MIN (the cast itself is undefined in C; wasm would saturate instead). */
+static long long number_to_ll(double d) {
+  if (d != d || d >= 9223372036854775808.0 || d < -9223372036854775808.0) return (long long)(-9223372036854775807LL - 1);
+  return (long long)d;
+}
+
 static void out(memoria_vm *vm, const char *p, size_t len) { vm->host->reply(vm->host->ud, p, len); }
 static void out_s(memoria_vm *vm, const char *s) { out(vm, s, strlen(s)); }
 
@@ -232,7 +239,7 @@ void memoria_lua_to_resp(lua_State *L, memoria_vm *vm) {
     }
     break;
   case LUA_TNUMBER:
-    out_line(vm, ':', (long long)lua_tonumber(L, -1));
+    out_line(vm, ':', number_to_ll(lua_tonumber(L, -1)));
     break;
   case LUA_TTABLE:
     if (get_field(L, "err", LUA_TSTRING)) {

@@ -100,6 +100,24 @@ int memoria_err_handler(lua_State *L) {
   return 1;
 }
 
+/* Redis 7.0's pcall: a caught Redis error table ({err = "…"}) comes back as its text. */
+static int redis_pcall_global(lua_State *L) {
+  int argc = lua_gettop(L);
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  if (lua_pcall(L, argc - 1, LUA_MULTRET, 0)) {
+    lua_remove(L, 1);
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) lua_replace(L, -2);
+      else lua_pop(L, 1);
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, 1);
+  }
+  return lua_gettop(L);
+}
+
 /* `_G`'s __index: reading an undefined global is an error, as in Redis. */
 int memoria_undefined_global(lua_State *L) {
   return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", lua_tostring(L, 2));
@@ -151,6 +169,8 @@ memoria_vm *memoria_lua_open(size_t mem_cap) {
   for (const char *const *n = removed; *n; n++) remove_global(L, *n);
   lua_pushcfunction(L, memoria_err_handler);
   lua_setglobal(L, "__redis__err__handler");
+  lua_pushcfunction(L, redis_pcall_global);
+  lua_setglobal(L, "pcall");
   /* The string metatable and every library table are read-only, then `_G` itself. */
   lua_pushliteral(L, "");
   lua_getmetatable(L, -1);

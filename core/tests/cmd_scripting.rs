@@ -413,3 +413,19 @@ fn select_inside_a_script_lasts_until_it_ends() {
     // The effect names the database the script wrote.
     assert!(h.effect_lines().contains(&"1:set dbx 1".to_string()), "{:?}", h.effect_lines());
 }
+
+#[test]
+fn pcall_and_numbers_as_redis_7_has_them() {
+    let mut h = H::new();
+    // Redis's pcall gives a caught error table as its text; xpcall does not.
+    assert_eq!(eval(&mut h, "local ok, e = pcall(error, {err='tbl'}) return e", &[], &[]), bulk("tbl"));
+    assert_eq!(eval(&mut h, "local ok, e = pcall(redis.call, 'nosuch') return e", &[], &[]), bulk("ERR Unknown Redis command called from script"));
+    assert_eq!(eval(&mut h, "local ok, e = pcall(error, {foo='tbl'}) return type(e)", &[], &[]), bulk("table"));
+    assert_eq!(eval(&mut h, "local ok, e = xpcall(function() error({err='x'}) end, function(e) return e end) return type(e)", &[], &[]), bulk("table"));
+    // Out-of-range numbers convert as redis-server's x86-64 cast does.
+    assert_eq!(eval(&mut h, "return 2^63", &[], &[]), int(i64::MIN));
+    assert_eq!(eval(&mut h, "return 1e300", &[], &[]), int(i64::MIN));
+    assert_eq!(eval(&mut h, "return 0/0", &[], &[]), int(i64::MIN));
+    assert_eq!(eval(&mut h, "return -2^63", &[], &[]), int(i64::MIN));
+    assert_eq!(eval(&mut h, "return 2^62", &[], &[]), int(1 << 62));
+}

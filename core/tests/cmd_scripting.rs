@@ -297,7 +297,7 @@ fn function_libraries_load_and_run() {
     let list = String::from_utf8(h.raw(&["FUNCTION", "LIST", "LIBRARYNAME", "x3"])).unwrap();
     assert_eq!(
         list,
-        "*1\r\n*6\r\n$12\r\nlibrary_name\r\n$2\r\nx3\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$1\r\ng\r\n$11\r\ndescription\r\n$4\r\ndesc\r\n$5\r\nflags\r\n*1\r\n$9\r\nno-writes\r\n"
+        "*1\r\n*6\r\n$12\r\nlibrary_name\r\n$2\r\nx3\r\n$6\r\nengine\r\n$3\r\nLUA\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$1\r\ng\r\n$11\r\ndescription\r\n$4\r\ndesc\r\n$5\r\nflags\r\n*1\r\n+no-writes\r\n"
     );
     ck(&mut h, "FUNCTION LIST foo", err("ERR Unknown argument foo"));
     ck(&mut h, "FUNCTION LIST LIBRARYNAME", err("ERR library name argument was not given"));

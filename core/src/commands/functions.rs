@@ -178,7 +178,7 @@ pub fn function_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             let names: Vec<&str> = FLAG_NAMES.iter().filter(|(b, _)| f.flags & b != 0).map(|(_, n)| *n).collect();
             r.set(names.len());
             for n in names {
-                r.bulk(n.as_bytes());
+                r.simple(n.as_bytes());
             }
         }
         if with_code {

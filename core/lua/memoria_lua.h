@@ -56,6 +56,10 @@ void memoria_lua_run(memoria_vm *vm, const char *name, const char *shown, int nk
                      const char *const *args, const size_t *alens, int client_resp3,
                      unsigned long long budget, const memoria_host *host);
 
+/* math.random's rand48 state (Redis keeps one per process, for EVAL and FCALL alike). */
+unsigned long long memoria_lua_rand_state(const memoria_vm *vm);
+void memoria_lua_set_rand_state(memoria_vm *vm, unsigned long long state);
+
 /* ---- Functions (FUNCTION LOAD, FCALL): a VM of their own ---- */
 
 /* A VM for function libraries: its globals table is empty and read-only, and reads go to

@@ -320,6 +320,9 @@ static int math_randomseed(lua_State *L) {
   return 0;
 }
 
+unsigned long long memoria_lua_rand_state(const memoria_vm *vm) { return vm->rand48; }
+void memoria_lua_set_rand_state(memoria_vm *vm, unsigned long long state) { vm->rand48 = state & 0xFFFFFFFFFFFFULL; }
+
 void memoria_open_rand(lua_State *L) {
   memoria_vm *vm = memoria_vm_of(L);
   vm->rand48 = 0x1234ABCD330EULL;

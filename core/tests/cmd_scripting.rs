@@ -160,6 +160,13 @@ fn math_random_is_redis_rand48() {
     assert_eq!(eval(&mut h, "return {math.random(), math.random(10), math.random(5,9)}", &[], &[]), "*3\r\n:0\r\n:9\r\n:6\r\n");
     assert_eq!(eval(&mut h, "return {math.random(), math.random(10)}", &[], &[]), "*2\r\n:0\r\n:4\r\n");
     assert_eq!(eval(&mut h, "math.randomseed(1); return {math.random(), math.random(10)}", &[], &[]), "*2\r\n:0\r\n:5\r\n");
+    // One generator for EVAL and FCALL, kept across SCRIPT FLUSH (process-wide in Redis).
+    let mut g = H::new();
+    ck(&mut g, "SCRIPT FLUSH", OK);
+    ckr(&mut g, &[b"FUNCTION", b"LOAD", b"#!lua name=r\nredis.register_function('r', function() return math.random(10) end)"], bulk("r"));
+    // A fresh redis-server 7.0.15 answers 4 then 9.
+    ck(&mut g, "FCALL r 0", int(4));
+    assert_eq!(eval(&mut g, "return math.random(10)", &[], &[]), int(9));
 }
 
 #[test]

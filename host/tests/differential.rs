@@ -88,10 +88,6 @@ pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "redis.set_repl(redis.REPL_NONE) and REPL_AOF/REPL_REPLICA",
         "Memoria logs every effect of a script whatever the flags (a write missing from the log would be lost on failover or differ on replicas); the flags are checked as Redis checks them",
     ),
-    (
-        "math.random after SCRIPT FLUSH",
-        "Redis's generator is process-wide; Memoria's lives in the Lua VM that SCRIPT FLUSH replaces, so the sequence starts over; not generated together",
-    ),
     ("cmsgpack and struct libraries", "not built yet: scripts that use them fail with 'Script attempted to access nonexistent global variable'; not generated"),
     (
         "keyspace notifications (RESP3) to the client that ran the write",

@@ -276,10 +276,12 @@ fn fcall_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], ro: bool) {
     let client_resp3 = ctx.client.resp3;
     let mut reply = Vec::new();
     let db = ctx.client.db;
+    vm.set_rand_state(ctx.st.scripts.rand48);
     {
         let mut host = ScriptHost { ctx: &mut *ctx, read_only: ro || flags & FLAG_NO_WRITES != 0 };
         vm.fcall(&lib, argv[1], keys, args, client_resp3, budget, &mut host, &mut reply);
     }
+    ctx.st.scripts.rand48 = vm.rand_state();
     ctx.client.db = db;
     ctx.st.functions.put_vm(vm);
     ctx.reply.raw(&reply);

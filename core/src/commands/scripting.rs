@@ -137,10 +137,12 @@ fn run(ctx: &mut Ctx<'_>, sha: &Sha, keys: &[&[u8]], args: &[&[u8]], read_only: 
     let mut reply = Vec::new();
     // A SELECT inside the script lasts until the script ends, as in Redis.
     let db = ctx.client.db;
+    vm.set_rand_state(ctx.st.scripts.rand48);
     {
         let mut host = ScriptHost { ctx: &mut *ctx, read_only };
         vm.run(&function_name(sha), sha, keys, args, client_resp3, budget, &mut host, &mut reply);
     }
+    ctx.st.scripts.rand48 = vm.rand_state();
     ctx.client.db = db;
     ctx.st.scripts.put_vm(vm);
     ctx.reply.raw(&reply);

@@ -56,6 +56,8 @@ unsafe extern "C" {
     pub fn memoria_lua_open(mem_cap: usize) -> *mut MemoriaVm;
     pub fn memoria_lua_close(vm: *mut MemoriaVm);
     pub fn memoria_lua_used(vm: *const MemoriaVm) -> usize;
+    pub fn memoria_lua_rand_state(vm: *const MemoriaVm) -> u64;
+    pub fn memoria_lua_set_rand_state(vm: *mut MemoriaVm, state: u64);
     pub fn memoria_lua_compile(vm: *mut MemoriaVm, name: *const c_char, body: *const c_char, len: usize, err: *mut *const c_char, err_len: *mut usize)
     -> c_int;
     #[allow(clippy::too_many_arguments)]

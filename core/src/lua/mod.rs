@@ -28,6 +28,9 @@ pub trait Host {
     fn registered(&mut self, _name: &[u8], _flags: u32, _description: Option<&[u8]>) {}
 }
 
+/// rand48's state before any seeding (Redis's rand.c).
+pub const RAND48_INITIAL: u64 = 0x1234_ABCD_330E;
+
 /// Script flags: a shebang's `flags=`, `redis.register_function`'s `flags`.
 pub const FLAG_NO_WRITES: u32 = 1;
 pub const FLAG_ALLOW_OOM: u32 = 2;
@@ -140,6 +143,15 @@ impl Vm {
                 &h,
             )
         };
+    }
+
+    /// math.random's generator state (rand48), carried between VMs by the caller.
+    pub fn rand_state(&self) -> u64 {
+        unsafe { ffi::memoria_lua_rand_state(self.raw.as_ptr()) }
+    }
+
+    pub fn set_rand_state(&mut self, state: u64) {
+        unsafe { ffi::memoria_lua_set_rand_state(self.raw.as_ptr(), state) }
     }
 
     /// Bytes the VM has allocated.

@@ -13,10 +13,18 @@ pub const LUA_MEMORY_CAP: usize = 256 << 20;
 
 pub type Sha = [u8; 40];
 
-#[derive(Default)]
 pub struct Scripts {
     vm: Option<Vm>,
     bodies: BTreeMap<Sha, Box<[u8]>>,
+    /// math.random's generator, shared by EVAL and FCALL and kept across SCRIPT FLUSH
+    /// (Redis's is process-wide).
+    pub rand48: u64,
+}
+
+impl Default for Scripts {
+    fn default() -> Self {
+        Scripts { vm: None, bodies: BTreeMap::new(), rand48: crate::lua::RAND48_INITIAL }
+    }
 }
 
 /// The registry name of a script's function.

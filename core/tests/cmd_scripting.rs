@@ -130,6 +130,8 @@ fn errors_read_as_redis_7_writes_them() {
         format!("-ERR Write commands are not allowed from read-only scripts.{}\r\n", at("6acb400a50fe96e33eca4e0af6e9dcfb21193726", 2))
     );
     assert_eq!(String::from_utf8(h.raw(&["EVAL", "#!lua flags=foo\nreturn 1", "0"])).unwrap(), err("ERR Unexpected flag in script shebang: foo"));
+    ckr(&mut h, &[b"EVAL_RO", b"#!lua\nreturn 1", b"0"], err("ERR Can not execute a script with write flag using *_ro command."));
+    ckr(&mut h, &[b"EVAL_RO", b"#!lua flags=no-writes\nreturn 1", b"0"], int(1));
     assert_eq!(String::from_utf8(h.raw(&["EVAL", "#!python\nreturn 1", "0"])).unwrap(), err("ERR Unexpected engine in script shebang: #!python"));
 }
 

@@ -1949,8 +1949,8 @@ fn script_expr() -> BoxedStrategy<String> {
             prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("{{{}}}", v.join(", "))),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) and ({b})")),
             (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) or ({b})")),
-            inner.clone().prop_map(|a| format!("type({a})")),
-            inner.prop_map(|a| format!("tostring({a})")),
+            // (tostring of a table prints its address: not generated.)
+            inner.prop_map(|a| format!("type({a})")),
         ]
     })
     .boxed()

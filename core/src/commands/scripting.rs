@@ -115,10 +115,16 @@ fn eval_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], by_sha: bool, read_only: bool
         }
         sha
     };
-    let flags = match shebang_flags(ctx.st.scripts.body(&sha).unwrap_or(b"")) {
+    let body = ctx.st.scripts.body(&sha).unwrap_or(b"");
+    let has_shebang = body.starts_with(b"#!");
+    let flags = match shebang_flags(body) {
         Ok(f) => f,
         Err(e) => return ctx.err(&e),
     };
+    // A script with a shebang declares whether it writes: *_RO refuses one that may.
+    if read_only && has_shebang && !flags.no_writes {
+        return ctx.err("ERR Can not execute a script with write flag using *_ro command.");
+    }
     run(ctx, &sha, keys, args, read_only || flags.no_writes);
 }
 

@@ -174,7 +174,8 @@ impl CommandSpec {
         if f & WRITE != 0 {
             b |= CAT_WRITE;
         }
-        if f & READONLY != 0 {
+        // Redis leaves scripting commands (EVAL_RO, FCALL_RO) out of @read.
+        if f & READONLY != 0 && self.group != "scripting" {
             b |= CAT_READ;
         }
         if f & ADMIN != 0 {

@@ -510,6 +510,9 @@ pub fn command_getkeys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut idx = Vec::new();
     cmd.key_indexes_argv(args, &mut idx);
     if idx.is_empty() {
+        if cmd.flags & crate::server::spec::flags::NO_MANDATORY_KEYS != 0 {
+            return ctx.reply.array(0);
+        }
         if cmd.movable_keys() {
             return ctx.err("ERR Invalid arguments specified for command");
         }

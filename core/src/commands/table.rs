@@ -142,7 +142,7 @@ pub static FUNCTION_SUBCOMMANDS: [CommandSpec; 7] = [
 ];
 
 /// EVAL and its kin: `numkeys` at 2, then the keys (slot routing, ACL key checks).
-const SCRIPT_RUN: u32 = NOSCRIPT | STALE | SCRIPT;
+const SCRIPT_RUN: u32 = NOSCRIPT | STALE | NO_MANDATORY_KEYS | SCRIPT;
 
 pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
     cmd!(

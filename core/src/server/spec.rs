@@ -45,6 +45,9 @@ pub mod flags {
     /// Runs a script (EVAL, EVALSHA…): the host's tracker holds its reply until every
     /// pending write is durable, since it cannot see which keys the script read.
     pub const SCRIPT: u32 = 1 << 20;
+    /// Keys are optional (EVAL's numkeys may be 0): COMMAND GETKEYS answers an empty list
+    /// where it would otherwise be an error.
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 21;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -61,6 +64,7 @@ pub mod flags {
         (ALLOW_BUSY, "allow_busy"),
         (MAY_REPLICATE, "may_replicate"),
         (BLOCKING, "blocking"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
     ];
 }
 

@@ -4,8 +4,9 @@
 //! list (`STORE`).
 //!
 //! SORT … STORE replicates as itself: with the same data (external keys included) it
-//! produces the same list, because every order here is total or stable, and a set sorted
-//! "by nothing" is sorted alphabetically when stored, as Redis does for replication.
+//! produces the same list, because every order here is total or stable, a set sorted
+//! "by nothing" is sorted alphabetically when stored, as Redis does for replication, and
+//! a stored set's ties are broken by element (its own order differs between replicas).
 
 use alloc::vec::Vec;
 use core::cmp::Ordering;
@@ -151,9 +152,14 @@ fn sort_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], readonly: bool) {
             return ctx.err("ERR One or more scores can't be converted into double");
         }
         let by_pattern = sortby.is_some();
+        // A set's elements come in its hash table's order, which differs between a
+        // primary and its replicas: when the result is stored (and so replicated), ties
+        // (equal or missing BY weights) are broken by the elements themselves.
+        let total = kind == Some(Kind::Set) && store.is_some();
         items.sort_by(|a, b| {
             let o = compare(a, b, alpha, by_pattern);
-            if desc { o.reverse() } else { o }
+            let o = if desc { o.reverse() } else { o };
+            if total { o.then_with(|| a.ele.cmp(&b.ele)) } else { o }
         });
     }
 

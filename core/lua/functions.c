@@ -171,20 +171,12 @@ int memoria_lua_load_library(memoria_vm *vm, const char *code, size_t len, unsig
   vm->kill_msg = "FUNCTION LOAD timeout";
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, STAGED);
-  int r = luaL_loadbuffer(L, code, len, "@user_function");
-  if (r == LUA_ERRMEM) {
-    lua_settop(L, 1);
-    lua_gc(L, LUA_GCCOLLECT, 0);
-    r = luaL_loadbuffer(L, code, len, "@user_function");
-  }
-  if (r) {
+  if (memoria_load_chunk(L, code, len, "@user_function", err, err_len)) {
     vm->host = NULL;
-    *err = lua_tolstring(L, -1, err_len);
-    if (!*err) *err = "unknown error", *err_len = strlen(*err);
     return 1;
   }
   use_api(L, LIBRARY_API);
-  lua_sethook(L, memoria_count_hook, LUA_MASKCOUNT, 1000);
+  lua_sethook(L, memoria_count_hook, LUA_MASKCOUNT, MEMORIA_HOOK_EVERY);
   int failed = lua_pcall(L, 0, 0, 1);
   lua_sethook(L, NULL, 0, 0);
   use_api(L, GLOBALS_API);

@@ -48,13 +48,14 @@ size_t memoria_lua_used(const memoria_vm *vm);
 int memoria_lua_compile(memoria_vm *vm, const char *name, const char *body, size_t len,
                         const char **err, size_t *err_len);
 
-/* Runs the function `name` with KEYS and ARGV; the reply goes to host->reply, encoded
- * for a RESP3 client when `client_resp3`. `shown` names the script in error texts.
- * `budget` bounds the work in VM instructions (and pattern-matching steps). */
-void memoria_lua_run(memoria_vm *vm, const char *name, const char *shown, int nkeys,
-                     const char *const *keys, const size_t *klens, int nargs,
-                     const char *const *args, const size_t *alens, int client_resp3,
-                     unsigned long long budget, const memoria_host *host);
+/* Runs a script and sends its reply (or its error, naming it `shown`) to host->reply,
+ * encoded for a RESP3 client when `client_resp3`. `lib` NULL: the EVAL script compiled as
+ * `name`, with KEYS and ARGV as globals; else function `name` of library `lib`, with KEYS
+ * and ARGV as its arguments. `budget` bounds the work in VM instructions (and
+ * pattern-matching steps). */
+void memoria_lua_call(memoria_vm *vm, const char *lib, const char *name, const char *shown, int nkeys,
+                      const char *const *keys, const size_t *klens, int nargs, const char *const *args,
+                      const size_t *alens, int client_resp3, unsigned long long budget, const memoria_host *host);
 
 /* math.random's rand48 state (Redis keeps one per process, for EVAL and FCALL alike). */
 unsigned long long memoria_lua_rand_state(const memoria_vm *vm);
@@ -76,12 +77,10 @@ int memoria_lua_load_library(memoria_vm *vm, const char *code, size_t len, unsig
 void memoria_lua_commit_library(memoria_vm *vm, const char *lib);
 void memoria_lua_delete_library(memoria_vm *vm, const char *lib);
 
-/* FCALL: runs function `fname` of library `lib` with KEYS and ARGV as its arguments. */
-void memoria_lua_fcall(memoria_vm *vm, const char *lib, const char *fname, int nkeys, const char *const *keys,
-                       const size_t *klens, int nargs, const char *const *args, const size_t *alens,
-                       int client_resp3, unsigned long long budget, const memoria_host *host);
-
 /* ---- internal to the C files ---- */
+
+/* The count hook fires every this many VM instructions. */
+#define MEMORIA_HOOK_EVERY 1000
 struct memoria_vm {
   lua_State *L;
   size_t used, cap;
@@ -101,6 +100,10 @@ int memoria_err_handler(lua_State *L);
 int memoria_undefined_global(lua_State *L);
 void memoria_push_array(lua_State *L, int n, const char *const *v, const size_t *lens);
 void memoria_run_begin(memoria_vm *vm, int client_resp3, unsigned long long budget, const memoria_host *host);
+/* Compiles a chunk onto the stack (collecting once on running out of memory); non-zero and
+ * *err set when it does not compile. */
+int memoria_load_chunk(lua_State *L, const char *code, size_t len, const char *chunkname, const char **err,
+                       size_t *err_len);
 /* Pushes function `fname` of library `lib` (nil if there is none). */
 void memoria_push_library_function(lua_State *L, const char *lib, const char *fname);
 /* Adds redis.log, the LOG_* levels and REDIS_VERSION(_NUM) to the table on the top. */

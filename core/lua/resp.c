@@ -203,6 +203,26 @@ static void out_double(memoria_vm *vm, double d) {
   }
 }
 
+/* The string on the top as a status, error or big number line (after `prefix`), popped. */
+static void out_text_line(lua_State *L, memoria_vm *vm, const char *prefix) {
+  size_t len;
+  const char *s = lua_tolstring(L, -1, &len);
+  out_s(vm, prefix);
+  out_text(vm, s, len);
+  lua_pop(L, 1);
+}
+
+/* The number of entries of the table on the top. */
+static int table_count(lua_State *L) {
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    lua_pop(L, 1);
+    n++;
+  }
+  return n;
+}
+
 /* Whether t[field] (t on the top) has type `type`; if so it is pushed. */
 static int get_field(lua_State *L, const char *field, int type) {
   lua_pushstring(L, field);
@@ -243,17 +263,11 @@ void memoria_lua_to_resp(lua_State *L, memoria_vm *vm) {
     break;
   case LUA_TTABLE:
     if (get_field(L, "err", LUA_TSTRING)) {
-      s = lua_tolstring(L, -1, &len);
-      out_s(vm, "-");
-      out_text(vm, s, len);
-      lua_pop(L, 1);
+      out_text_line(L, vm, "-");
       break;
     }
     if (get_field(L, "ok", LUA_TSTRING)) {
-      s = lua_tolstring(L, -1, &len);
-      out_s(vm, "+");
-      out_text(vm, s, len);
-      lua_pop(L, 1);
+      out_text_line(L, vm, "+");
       break;
     }
     if (get_field(L, "double", LUA_TNUMBER)) {
@@ -262,22 +276,15 @@ void memoria_lua_to_resp(lua_State *L, memoria_vm *vm) {
       break;
     }
     if (get_field(L, "big_number", LUA_TSTRING)) {
-      s = lua_tolstring(L, -1, &len);
       if (vm->client_resp3) {
-        out_s(vm, "(");
-        out_text(vm, s, len);
+        out_text_line(L, vm, "(");
       } else {
-        /* RESP2 shows a big number as its text, CR/LF mapped like RESP3's. */
-        char *copy = malloc(len ? len : 1);
-        if (copy) {
-          for (size_t i = 0; i < len; i++) copy[i] = s[i] == '\r' || s[i] == '\n' ? ' ' : s[i];
-          out_bulk(vm, copy, len);
-          free(copy);
-        } else {
-          out_s(vm, "-ERR out of memory\r\n");
-        }
+        /* RESP2 shows a big number as a bulk string of its text, CR/LF mapped alike. */
+        s = lua_tolstring(L, -1, &len);
+        out_line(vm, '$', (long long)len);
+        out_text(vm, s, len);
+        lua_pop(L, 1);
       }
-      lua_pop(L, 1);
       break;
     }
     if (get_field(L, "verbatim_string", LUA_TTABLE)) {
@@ -307,12 +314,7 @@ void memoria_lua_to_resp(lua_State *L, memoria_vm *vm) {
       }
     }
     if (get_field(L, "map", LUA_TTABLE)) {
-      int n = 0;
-      lua_pushnil(L);
-      while (lua_next(L, -2)) {
-        lua_pop(L, 1);
-        n++;
-      }
+      int n = table_count(L);
       vm->reply_depth++;
       if (vm->client_resp3) out_line(vm, '%', n);
       else out_line(vm, '*', 2LL * n);
@@ -327,12 +329,7 @@ void memoria_lua_to_resp(lua_State *L, memoria_vm *vm) {
       break;
     }
     if (get_field(L, "set", LUA_TTABLE)) {
-      int n = 0;
-      lua_pushnil(L);
-      while (lua_next(L, -2)) {
-        lua_pop(L, 1);
-        n++;
-      }
+      int n = table_count(L);
       vm->reply_depth++;
       out_line(vm, vm->client_resp3 ? '~' : '*', n);
       lua_pushnil(L);

@@ -9,8 +9,6 @@
 #include "lualib.h"
 #include "memoria_lua.h"
 
-/* The count hook fires every this many VM instructions. */
-#define HOOK_EVERY 1000
 /* Runs between garbage-collection steps (Redis's LUA_GC_CYCLE_PERIOD). */
 #define GC_PERIOD 50
 
@@ -49,7 +47,7 @@ static void kill_script(lua_State *L) {
 void memoria_count_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   memoria_vm *vm = memoria_vm_of(L);
-  vm->steps += HOOK_EVERY;
+  vm->steps += MEMORIA_HOOK_EVERY;
   if (vm->steps > vm->budget) kill_script(L);
 }
 
@@ -195,15 +193,15 @@ void memoria_lua_close(memoria_vm *vm) {
   free(vm);
 }
 
-int memoria_lua_compile(memoria_vm *vm, const char *name, const char *body, size_t len, const char **err, size_t *err_len) {
-  lua_State *L = vm->L;
-  lua_settop(L, 0);
-  int r = luaL_loadbuffer(L, body, len, "@user_script");
+int memoria_load_chunk(lua_State *L, const char *code, size_t len, const char *chunkname, const char **err,
+                       size_t *err_len) {
+  int top = lua_gettop(L);
+  int r = luaL_loadbuffer(L, code, len, chunkname);
   if (r == LUA_ERRMEM) {
     /* 5.1 has no emergency collection: collect, then try once more. */
-    lua_settop(L, 0);
+    lua_settop(L, top);
     lua_gc(L, LUA_GCCOLLECT, 0);
-    r = luaL_loadbuffer(L, body, len, "@user_script");
+    r = luaL_loadbuffer(L, code, len, chunkname);
   }
   if (r) {
     *err = lua_tolstring(L, -1, err_len);
@@ -211,8 +209,14 @@ int memoria_lua_compile(memoria_vm *vm, const char *name, const char *body, size
       *err = "unknown error";
       *err_len = strlen(*err);
     }
-    return 1;
   }
+  return r;
+}
+
+int memoria_lua_compile(memoria_vm *vm, const char *name, const char *body, size_t len, const char **err, size_t *err_len) {
+  lua_State *L = vm->L;
+  lua_settop(L, 0);
+  if (memoria_load_chunk(L, body, len, "@user_script", err, err_len)) return 1;
   lua_setfield(L, LUA_REGISTRYINDEX, name);
   return 0;
 }
@@ -272,7 +276,7 @@ static void reply_failure(memoria_vm *vm, const char *shown) {
  * index 1) and sends its reply, or its error naming `shown`, to the host. */
 static void call_and_reply(memoria_vm *vm, int nargs, const char *shown) {
   lua_State *L = vm->L;
-  lua_sethook(L, memoria_count_hook, LUA_MASKCOUNT, HOOK_EVERY);
+  lua_sethook(L, memoria_count_hook, LUA_MASKCOUNT, MEMORIA_HOOK_EVERY);
   int failed = lua_pcall(L, nargs, 1, 1);
   lua_sethook(L, NULL, 0, 0);
   if (failed) {
@@ -307,13 +311,21 @@ void memoria_run_begin(memoria_vm *vm, int client_resp3, unsigned long long budg
   lua_pushcfunction(vm->L, memoria_err_handler);
 }
 
-void memoria_lua_run(memoria_vm *vm, const char *name, const char *shown, int nkeys, const char *const *keys,
-                     const size_t *klens, int nargs, const char *const *args, const size_t *alens, int client_resp3,
-                     unsigned long long budget, const memoria_host *host) {
+void memoria_lua_call(memoria_vm *vm, const char *lib, const char *name, const char *shown, int nkeys,
+                      const char *const *keys, const size_t *klens, int nargs, const char *const *args,
+                      const size_t *alens, int client_resp3, unsigned long long budget, const memoria_host *host) {
   lua_State *L = vm->L;
   memoria_run_begin(vm, client_resp3, budget, host);
+  if (lib) {
+    /* A function gets KEYS and ARGV as its arguments. */
+    memoria_push_library_function(L, lib, name);
+    memoria_push_array(L, nkeys, keys, klens);
+    memoria_push_array(L, nargs, args, alens);
+    call_and_reply(vm, 2, shown);
+    return;
+  }
   lua_getfield(L, LUA_REGISTRYINDEX, name);
-  /* KEYS and ARGV are globals: `_G` is opened for them only. */
+  /* An EVAL script's KEYS and ARGV are globals: `_G` is opened for them only. */
   lua_enablereadonlytable(L, LUA_GLOBALSINDEX, 0);
   memoria_push_array(L, nkeys, keys, klens);
   lua_setglobal(L, "KEYS");
@@ -321,16 +333,4 @@ void memoria_lua_run(memoria_vm *vm, const char *name, const char *shown, int nk
   lua_setglobal(L, "ARGV");
   lua_enablereadonlytable(L, LUA_GLOBALSINDEX, 1);
   call_and_reply(vm, 0, shown);
-}
-
-void memoria_lua_fcall(memoria_vm *vm, const char *lib, const char *fname, int nkeys, const char *const *keys,
-                       const size_t *klens, int nargs, const char *const *args, const size_t *alens, int client_resp3,
-                       unsigned long long budget, const memoria_host *host) {
-  lua_State *L = vm->L;
-  memoria_run_begin(vm, client_resp3, budget, host);
-  memoria_push_library_function(L, lib, fname);
-  /* A function gets KEYS and ARGV as its arguments. */
-  memoria_push_array(L, nkeys, keys, klens);
-  memoria_push_array(L, nargs, args, alens);
-  call_and_reply(vm, 2, fname);
 }

@@ -10,8 +10,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::commands::scripting::{INSTRUCTIONS_PER_MS, ScriptHost, budget, split_keys};
-use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, LoadError};
+use crate::commands::scripting::{INSTRUCTIONS_PER_MS, run_in, split_keys};
+use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, LoadError, Target};
 use crate::server::ctx::Ctx;
 use crate::server::functions::{FunctionInfo, Library};
 use crate::util::eq_ic;
@@ -272,17 +272,6 @@ fn fcall_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], ro: bool) {
     let Some(mut vm) = ctx.st.functions.take_vm() else {
         return ctx.err("ERR Error running script: not enough memory");
     };
-    let budget = budget(ctx);
-    let client_resp3 = ctx.client.resp3;
-    let mut reply = Vec::new();
-    let db = ctx.client.db;
-    vm.set_rand_state(ctx.st.scripts.rand48);
-    {
-        let mut host = ScriptHost { ctx: &mut *ctx, read_only: ro || flags & FLAG_NO_WRITES != 0 };
-        vm.fcall(&lib, argv[1], keys, args, client_resp3, budget, &mut host, &mut reply);
-    }
-    ctx.st.scripts.rand48 = vm.rand_state();
-    ctx.client.db = db;
+    run_in(ctx, &mut vm, Target::Function { lib: &lib, name: argv[1] }, keys, args, ro || flags & FLAG_NO_WRITES != 0);
     ctx.st.functions.put_vm(vm);
-    ctx.reply.raw(&reply);
 }

@@ -7,7 +7,7 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use crate::lua::{Host, sha1_hex};
+use crate::lua::{Host, Target, Vm, sha1_hex};
 use crate::protocol::reply::Reply;
 use crate::server::ctx::Ctx;
 use crate::server::scripts::{Sha, function_name};
@@ -129,7 +129,7 @@ fn eval_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], by_sha: bool, read_only: bool
 }
 
 /// The instructions a script may run (`busy-reply-threshold`; 0: no bound).
-pub(crate) fn budget(ctx: &Ctx<'_>) -> u64 {
+fn budget(ctx: &Ctx<'_>) -> u64 {
     let b = (ctx.st.config.num("busy-reply-threshold").max(0) as u64).saturating_mul(INSTRUCTIONS_PER_MS);
     if b == 0 { u64::MAX } else { b }
 }
@@ -138,6 +138,12 @@ fn run(ctx: &mut Ctx<'_>, sha: &Sha, keys: &[&[u8]], args: &[&[u8]], read_only: 
     let Some(mut vm) = ctx.st.scripts.take_vm() else {
         return ctx.err("ERR Error running script: not enough memory");
     };
+    run_in(ctx, &mut vm, Target::Script { name: &function_name(sha), sha }, keys, args, read_only);
+    ctx.st.scripts.put_vm(vm);
+}
+
+/// Runs a script or function in `vm` for `ctx`'s client and replies with its result.
+pub(crate) fn run_in(ctx: &mut Ctx<'_>, vm: &mut Vm, target: Target<'_>, keys: &[&[u8]], args: &[&[u8]], read_only: bool) {
     let budget = budget(ctx);
     let client_resp3 = ctx.client.resp3;
     let mut reply = Vec::new();
@@ -146,18 +152,17 @@ fn run(ctx: &mut Ctx<'_>, sha: &Sha, keys: &[&[u8]], args: &[&[u8]], read_only: 
     vm.set_rand_state(ctx.st.scripts.rand48);
     {
         let mut host = ScriptHost { ctx: &mut *ctx, read_only };
-        vm.run(&function_name(sha), sha, keys, args, client_resp3, budget, &mut host, &mut reply);
+        vm.call(target, keys, args, client_resp3, budget, &mut host, &mut reply);
     }
     ctx.st.scripts.rand48 = vm.rand_state();
     ctx.client.db = db;
-    ctx.st.scripts.put_vm(vm);
     ctx.reply.raw(&reply);
 }
 
 /// The server as a running script sees it.
-pub(crate) struct ScriptHost<'c, 'a> {
-    pub ctx: &'c mut Ctx<'a>,
-    pub read_only: bool,
+struct ScriptHost<'c, 'a> {
+    ctx: &'c mut Ctx<'a>,
+    read_only: bool,
 }
 
 impl ScriptHost<'_, '_> {

@@ -38,21 +38,6 @@ unsafe extern "C" {
     ) -> c_int;
     pub fn memoria_lua_commit_library(vm: *mut MemoriaVm, lib: *const c_char);
     pub fn memoria_lua_delete_library(vm: *mut MemoriaVm, lib: *const c_char);
-    #[allow(clippy::too_many_arguments)]
-    pub fn memoria_lua_fcall(
-        vm: *mut MemoriaVm,
-        lib: *const c_char,
-        fname: *const c_char,
-        nkeys: c_int,
-        keys: *const *const c_char,
-        klens: *const usize,
-        nargs: c_int,
-        args: *const *const c_char,
-        alens: *const usize,
-        client_resp3: c_int,
-        budget: c_ulonglong,
-        host: *const MemoriaHost,
-    );
     pub fn memoria_lua_open(mem_cap: usize) -> *mut MemoriaVm;
     pub fn memoria_lua_close(vm: *mut MemoriaVm);
     pub fn memoria_lua_used(vm: *const MemoriaVm) -> usize;
@@ -61,8 +46,9 @@ unsafe extern "C" {
     pub fn memoria_lua_compile(vm: *mut MemoriaVm, name: *const c_char, body: *const c_char, len: usize, err: *mut *const c_char, err_len: *mut usize)
     -> c_int;
     #[allow(clippy::too_many_arguments)]
-    pub fn memoria_lua_run(
+    pub fn memoria_lua_call(
         vm: *mut MemoriaVm,
+        lib: *const c_char,
         name: *const c_char,
         shown: *const c_char,
         nkeys: c_int,

@@ -75,18 +75,14 @@ macro_rules! math1 {
 }
 math1!(floor, ceil, fabs, sqrt, sin, cos, tan, asin, acos, atan, exp, log, log10, sinh, cosh, tanh);
 
-#[unsafe(no_mangle)]
-pub extern "C" fn fmod(x: f64, y: f64) -> f64 {
-    libm::fmod(x, y)
+macro_rules! math2 {
+    ($($name:ident),*) => {$(
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name(x: f64, y: f64) -> f64 { libm::$name(x, y) }
+    )*};
 }
-#[unsafe(no_mangle)]
-pub extern "C" fn pow(x: f64, y: f64) -> f64 {
-    libm::pow(x, y)
-}
-#[unsafe(no_mangle)]
-pub extern "C" fn atan2(y: f64, x: f64) -> f64 {
-    libm::atan2(y, x)
-}
+math2!(fmod, pow, atan2);
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn frexp(x: f64, e: *mut c_int) -> f64 {
     let (m, exp) = libm::frexp(x);

@@ -109,42 +109,6 @@ impl Vm {
         unsafe { ffi::memoria_lua_delete_library(self.raw.as_ptr(), lib.as_ptr().cast()) }
     }
 
-    /// FCALL: function `fname` of library `lib` with KEYS and ARGV as its arguments.
-    #[allow(clippy::too_many_arguments)]
-    pub fn fcall<H: Host>(
-        &mut self,
-        lib: &[u8],
-        fname: &[u8],
-        keys: &[&[u8]],
-        args: &[&[u8]],
-        client_resp3: bool,
-        budget: u64,
-        host: &mut H,
-        reply: &mut Vec<u8>,
-    ) {
-        let (lib, fname) = (c_name(lib), c_name(fname));
-        let (kp, kl) = c_args(keys);
-        let (ap, al) = c_args(args);
-        let mut tramp = Trampoline { host, reply, out: Vec::new() };
-        let h = tramp.c_host();
-        unsafe {
-            ffi::memoria_lua_fcall(
-                self.raw.as_ptr(),
-                lib.as_ptr().cast(),
-                fname.as_ptr().cast(),
-                keys.len() as c_int,
-                kp.as_ptr(),
-                kl.as_ptr(),
-                args.len() as c_int,
-                ap.as_ptr(),
-                al.as_ptr(),
-                client_resp3 as c_int,
-                budget,
-                &h,
-            )
-        };
-    }
-
     /// math.random's generator state (rand48), carried between VMs by the caller.
     pub fn rand_state(&self) -> u64 {
         unsafe { ffi::memoria_lua_rand_state(self.raw.as_ptr()) }
@@ -168,30 +132,24 @@ impl Vm {
         if r == 0 { Ok(()) } else { Err(unsafe { core::slice::from_raw_parts(err.cast::<u8>(), len) }.to_vec()) }
     }
 
-    /// Runs the compiled function `name` with KEYS and ARGV and appends its reply (or
-    /// its error, naming the script `shown`) to `reply`. `budget` bounds its work in VM
-    /// instructions and pattern-matching steps.
+    /// Runs `target` with KEYS and ARGV and appends its reply (or its error, naming it as
+    /// Redis does) to `reply`, encoded for a RESP3 client when `client_resp3`. `budget`
+    /// bounds its work in VM instructions and pattern-matching steps.
     #[allow(clippy::too_many_arguments)]
-    pub fn run<H: Host>(
-        &mut self,
-        name: &[u8],
-        shown: &[u8],
-        keys: &[&[u8]],
-        args: &[&[u8]],
-        client_resp3: bool,
-        budget: u64,
-        host: &mut H,
-        reply: &mut Vec<u8>,
-    ) {
-        let name = c_name(name);
-        let shown = c_name(shown);
+    pub fn call<H: Host>(&mut self, target: Target<'_>, keys: &[&[u8]], args: &[&[u8]], client_resp3: bool, budget: u64, host: &mut H, reply: &mut Vec<u8>) {
+        // An EVAL script is shown by its SHA1, a function by its name.
+        let (lib, name, shown) = match target {
+            Target::Script { name, sha } => (None, c_name(name), c_name(sha)),
+            Target::Function { lib, name } => (Some(c_name(lib)), c_name(name), c_name(name)),
+        };
         let (kp, kl) = c_args(keys);
         let (ap, al) = c_args(args);
         let mut tramp = Trampoline { host, reply, out: Vec::new() };
         let h = tramp.c_host();
         unsafe {
-            ffi::memoria_lua_run(
+            ffi::memoria_lua_call(
                 self.raw.as_ptr(),
+                lib.as_ref().map_or(core::ptr::null(), |l| l.as_ptr().cast()),
                 name.as_ptr().cast(),
                 shown.as_ptr().cast(),
                 keys.len() as c_int,
@@ -206,6 +164,14 @@ impl Vm {
             )
         };
     }
+}
+
+/// What `Vm::call` runs.
+pub enum Target<'a> {
+    /// An EVAL script compiled as `name`; KEYS and ARGV are globals.
+    Script { name: &'a [u8], sha: &'a [u8] },
+    /// Function `name` of library `lib`; KEYS and ARGV are its arguments.
+    Function { lib: &'a [u8], name: &'a [u8] },
 }
 
 impl Drop for Vm {

@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Up, rt, signal, tempdir};
+use common::{Up, connect_by, rt, signal, snapshot_often_args, tempdir, wait_for_reply};
 use memoria_e2e::workload::{Conn, Reply};
 
 const LIBRARY: &str = "#!lua name=ledger\n\
@@ -33,23 +33,9 @@ async fn write_round(c: &mut Conn, round: u32) {
 /// The node at `addr` holds what `round` rounds wrote, and runs the library's functions.
 async fn check(addr: &str, round: u32, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut c = loop {
-        match Conn::connect(addr).await {
-            Ok(c) => break c,
-            Err(e) => assert!(Instant::now() < deadline, "{what}: cannot connect to {addr}: {e}"),
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let mut c = connect_by(addr, deadline, what).await;
     let want = Reply::Bulk(Some((2 * round).to_string().into_bytes()));
-    // A replica may still be applying the tail: wait for it, then check exactly.
-    loop {
-        let got = c.request(&[b"FCALL_RO", b"total", b"1", b"counter"]).await.unwrap();
-        if got == want {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{what}: FCALL_RO total gives {got:?}, want {want:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_for_reply(&mut c, &[b"FCALL_RO", b"total", b"1", b"counter"], &want, deadline, what).await;
     let last = c.request(&[b"GET", b"last"]).await.unwrap();
     assert_eq!(last, Reply::Bulk(Some(round.to_string().into_bytes())), "{what}: the script's SET");
     let rounds = c.request(&[b"LRANGE", b"rounds", b"0", b"-1"]).await.unwrap();
@@ -64,23 +50,7 @@ async fn check(addr: &str, round: u32, what: &str) {
 #[test]
 fn scripts_and_libraries_survive_kill9_restart_and_snapshot_truncation() {
     let dir = tempdir("scripting");
-    let snap: Vec<String> = [
-        "--snapshot-min-log-bytes",
-        "0",
-        "--snapshot-min-entries",
-        "20",
-        "--snapshot-growth-ratio",
-        "0",
-        "--snapshot-min-interval-ms",
-        "200",
-        "--snapshot-truncate-margin",
-        "0",
-        "--no-console",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut up = Up::start_with(&dir, 1, Some(600), snap);
+    let mut up = Up::start_with(&dir, 1, Some(600), snapshot_often_args());
     let rt = rt();
     let mut round = 0;
     let mut write = |up: &Up| {

@@ -8,7 +8,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Redis, Up, free_port, rt, signal, tempdir, words};
+use common::{Redis, Up, connect_by, free_port, rt, signal, snapshot_often_args, tempdir, wait_for_reply, words};
 use memoria_e2e::workload::{Conn, Reply};
 
 /// Replies whose element order is each server's own hash-table order (set members, SCAN
@@ -185,25 +185,12 @@ async fn write_all_dbs(c: &mut Conn, round: u32) {
 /// Every database holds what round `round` wrote (and every earlier list element).
 async fn check_all_dbs(addr: &str, round: u32, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut c = loop {
-        match Conn::connect(addr).await {
-            Ok(c) => break c,
-            Err(e) => assert!(Instant::now() < deadline, "{what}: cannot connect to {addr}: {e}"),
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let mut c = connect_by(addr, deadline, what).await;
     for db in 0..16 {
         c.request(&words(&format!("SELECT {db}"))).await.unwrap();
-        let want = format!("db{db}:{round}");
+        let want = Reply::Bulk(Some(format!("db{db}:{round}").into_bytes()));
         // A replica may still be applying the tail: wait for it, then check exactly.
-        loop {
-            let got = c.request(&[b"GET", b"k"]).await.unwrap();
-            if got == Reply::Bulk(Some(want.clone().into_bytes())) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "{what}: db {db} holds {got:?}, want {want}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_for_reply(&mut c, &[b"GET", b"k"], &want, deadline, &format!("{what}: db {db}")).await;
         let list = c.request(&[b"LRANGE", format!("list{db}").as_bytes(), b"0", b"-1"]).await.unwrap();
         let want_list: Vec<Reply> = (1..=round).map(|r| Reply::Bulk(Some(format!("db{db}:{r}").into_bytes()))).collect();
         assert_eq!(list, Reply::Array(Some(want_list)), "{what}: db {db} list");
@@ -215,23 +202,7 @@ async fn check_all_dbs(addr: &str, round: u32, what: &str) {
 fn every_database_survives_kill9_restart_and_snapshot_truncation() {
     let dir = tempdir("standalone-dbs");
     // Snapshots after a few entries, truncating right behind them.
-    let snap: Vec<String> = [
-        "--snapshot-min-log-bytes",
-        "0",
-        "--snapshot-min-entries",
-        "20",
-        "--snapshot-growth-ratio",
-        "0",
-        "--snapshot-min-interval-ms",
-        "200",
-        "--snapshot-truncate-margin",
-        "0",
-        "--no-console",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let mut up = Up::start_with(&dir, 1, Some(600), snap);
+    let mut up = Up::start_with(&dir, 1, Some(600), snapshot_often_args());
     let rt = rt();
     let mut round = 0;
     let write_round = |up: &Up, round: &mut u32| {

@@ -681,3 +681,48 @@ pub fn strip_ansi(s: &str) -> String {
     }
     out
 }
+
+/// `memoria up` flags that snapshot after a few log entries and truncate the log right
+/// behind each snapshot (tests that restart from a snapshot), with no console.
+pub fn snapshot_often_args() -> Vec<String> {
+    [
+        "--snapshot-min-log-bytes",
+        "0",
+        "--snapshot-min-entries",
+        "20",
+        "--snapshot-growth-ratio",
+        "0",
+        "--snapshot-min-interval-ms",
+        "200",
+        "--snapshot-truncate-margin",
+        "0",
+        "--no-console",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// A connection to `addr`, retried until `deadline` (a node may still be starting).
+pub async fn connect_by(addr: &str, deadline: Instant, what: &str) -> memoria_e2e::workload::Conn {
+    loop {
+        match memoria_e2e::workload::Conn::connect(addr).await {
+            Ok(c) => return c,
+            Err(e) => assert!(Instant::now() < deadline, "{what}: cannot connect to {addr}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Repeats `argv` until it answers `want` (a replica may still be applying the tail);
+/// fails at `deadline`.
+pub async fn wait_for_reply(c: &mut memoria_e2e::workload::Conn, argv: &[&[u8]], want: &memoria_e2e::workload::Reply, deadline: Instant, what: &str) {
+    loop {
+        let got = c.request(argv).await.unwrap();
+        if &got == want {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: {:?} answers {got:?}, want {want:?}", String::from_utf8_lossy(argv[0]));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

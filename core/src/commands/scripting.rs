@@ -7,7 +7,7 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use crate::lua::{Host, Target, Vm, sha1_hex};
+use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, Target, Vm, sha1_hex};
 use crate::protocol::reply::Reply;
 use crate::server::ctx::Ctx;
 use crate::server::scripts::{Sha, function_name};
@@ -18,15 +18,10 @@ use crate::util::eq_ic;
 /// is the same on every replica and every run).
 pub(crate) const INSTRUCTIONS_PER_MS: u64 = 100_000;
 
-/// What a script's `#!lua` line asks for.
-#[derive(Default, Clone, Copy)]
-struct ScriptFlags {
-    no_writes: bool,
-}
-
-/// Parses the shebang of an EVAL body (Redis 7's `#!lua flags=a,b`).
-fn shebang_flags(body: &[u8]) -> Result<ScriptFlags, alloc::string::String> {
-    let mut f = ScriptFlags::default();
+/// The `crate::lua::FLAG_*` bits an EVAL body's shebang (Redis 7's `#!lua flags=a,b`)
+/// asks for.
+fn shebang_flags(body: &[u8]) -> Result<u32, alloc::string::String> {
+    let mut f = 0;
     if !body.starts_with(b"#!") {
         return Ok(f);
     }
@@ -41,10 +36,9 @@ fn shebang_flags(body: &[u8]) -> Result<ScriptFlags, alloc::string::String> {
             return Err(format!("ERR Unknown lua shebang option: {}", alloc::string::String::from_utf8_lossy(p)));
         };
         for flag in list.split(|&b| b == b',').filter(|x| !x.is_empty()) {
-            match flag {
-                b"no-writes" => f.no_writes = true,
-                b"allow-oom" | b"allow-stale" | b"no-cluster" | b"allow-cross-slot-keys" => {}
-                _ => return Err(format!("ERR Unexpected flag in script shebang: {}", alloc::string::String::from_utf8_lossy(flag))),
+            match FLAG_NAMES.iter().find(|(_, name)| name.as_bytes() == flag) {
+                Some((bit, _)) => f |= bit,
+                None => return Err(format!("ERR Unexpected flag in script shebang: {}", alloc::string::String::from_utf8_lossy(flag))),
             }
         }
     }
@@ -122,10 +116,11 @@ fn eval_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], by_sha: bool, read_only: bool
         Err(e) => return ctx.err(&e),
     };
     // A script with a shebang declares whether it writes: *_RO refuses one that may.
-    if read_only && has_shebang && !flags.no_writes {
+    let no_writes = flags & FLAG_NO_WRITES != 0;
+    if read_only && has_shebang && !no_writes {
         return ctx.err("ERR Can not execute a script with write flag using *_ro command.");
     }
-    run(ctx, &sha, keys, args, read_only || flags.no_writes);
+    run(ctx, &sha, keys, args, read_only || no_writes);
 }
 
 /// The instructions a script may run (`busy-reply-threshold`; 0: no bound).

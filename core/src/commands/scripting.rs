@@ -94,27 +94,24 @@ const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
 fn eval_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], by_sha: bool, read_only: bool) {
     let Some((keys, args)) = split_keys(ctx, argv, "ERR value is not an integer or out of range") else { return };
-    if !by_sha && let Err(e) = shebang_flags(argv[1]) {
-        return ctx.err(&e);
-    }
     let sha = if by_sha {
         match sha_arg(argv[1]) {
             Some(s) if ctx.st.scripts.exists(&s) => s,
             _ => return ctx.err(NOSCRIPT),
         }
     } else {
-        let sha = sha1_hex(argv[1]);
-        if let Err(e) = ctx.st.scripts.add(&sha, argv[1]) {
-            return ctx.err(&format!("ERR Error compiling script (new function): {}", alloc::string::String::from_utf8_lossy(&e)));
-        }
-        sha
+        sha1_hex(argv[1])
     };
-    let body = ctx.st.scripts.body(&sha).unwrap_or(b"");
+    let body = if by_sha { ctx.st.scripts.body(&sha).unwrap_or(b"") } else { argv[1] };
     let has_shebang = body.starts_with(b"#!");
+    // A bad shebang is refused before the body is compiled.
     let flags = match shebang_flags(body) {
         Ok(f) => f,
         Err(e) => return ctx.err(&e),
     };
+    if !by_sha && let Err(e) = ctx.st.scripts.add(&sha, argv[1]) {
+        return ctx.err(&format!("ERR Error compiling script (new function): {}", alloc::string::String::from_utf8_lossy(&e)));
+    }
     // A script with a shebang declares whether it writes: *_RO refuses one that may.
     let no_writes = flags & FLAG_NO_WRITES != 0;
     if read_only && has_shebang && !no_writes {

@@ -53,9 +53,9 @@ impl Functions {
         Some((lib, flags))
     }
 
-    /// Records a library whose functions the VM has committed (replacing one of its name).
+    /// Records a library whose functions the VM has committed (`remove` went first: it
+    /// also drops the old library's callbacks from the VM).
     pub fn insert(&mut self, name: &[u8], lib: Library) {
-        self.remove(name);
         for f in lib.functions.keys() {
             self.by_function.insert(f.clone(), name.into());
         }

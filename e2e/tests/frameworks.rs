@@ -1,14 +1,18 @@
-//! Real Python frameworks, unchanged, against a default `memoria up` (one shard, one
-//! replica: a standalone Redis at the stable endpoint): an RQ job enqueued and run by
-//! `rq worker --burst`, a Celery round trip with the redis broker and result backend,
-//! Django's RedisCache, and redis-py's Lock (Lua scripts by EVALSHA) under contention. The Python side is `e2e/frameworks/*_check.py`, one script per
-//! framework, run with the Redis URL of the endpoint; each asserts real results and exits
-//! non-zero saying what went wrong.
+//! Real frameworks, unchanged, against a default `memoria up` (one shard, one replica: a
+//! standalone Redis at the stable endpoint): an RQ job enqueued and run by `rq worker
+//! --burst`, a Celery round trip with the redis broker and result backend, Django's
+//! RedisCache, redis-py's Lock (Lua scripts by EVALSHA) under contention, and BullMQ on
+//! Node.js (every queue operation a Lua script: jobs, retries, delays, failures, two
+//! workers). The client side is `e2e/frameworks/*_check.py` and
+//! `e2e/frameworks/bullmq/check.mjs`, one script per framework, run against the endpoint;
+//! each asserts real results and exits non-zero saying what went wrong.
 //!
-//! The frameworks live in a venv this test makes (`python3 -m venv` and `pip install -r
-//! e2e/frameworks/requirements.txt`, every package pinned) under
-//! ~/.cache/memoria/pyvenv-frameworks, or `MEMORIA_PYVENV`; it is reused while it was made
-//! from the same requirements file, so only the first run reaches PyPI.
+//! The Python frameworks live in a venv this test makes (`python3 -m venv` and `pip install
+//! -r e2e/frameworks/requirements.txt`, every package pinned) under
+//! ~/.cache/memoria/pyvenv-frameworks, or `MEMORIA_PYVENV`; BullMQ in
+//! ~/.cache/memoria/node-bullmq (`npm ci` from `e2e/frameworks/bullmq/package-lock.json`).
+//! Each is reused while it was made from the same requirements or lock file, so only the
+//! first run reaches the registries.
 
 mod common;
 
@@ -118,27 +122,28 @@ fn memoria_up(tag: &str) -> (Up, PathBuf) {
 }
 
 /// Runs `e2e/frameworks/<script>` with the venv's python against `url`; panics with the
-/// script's output unless it exits 0 within `timeout`. The script runs in its own process
-/// group, so a timeout also ends the workers it started.
+/// script's output unless it exits 0 within `timeout`.
 fn run_check(script: &str, url: &str, dir: &Path, up: &Up, timeout: Duration) {
     let python = venv_python();
-    let out_path = dir.join(format!("{script}.out"));
-    let out = File::create(&out_path).unwrap();
-    let started = Instant::now();
-    let mut child = Command::new(&python)
-        .arg(frameworks_dir().join(script))
+    let mut cmd = Command::new(&python);
+    cmd.arg(frameworks_dir().join(script))
         .arg(url)
         .current_dir(frameworks_dir())
         // No __pycache__ in the source tree.
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONUNBUFFERED", "1")
-        .env_remove("PYTHONPATH")
-        .stdin(Stdio::null())
-        .stdout(out.try_clone().unwrap())
-        .stderr(out)
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("run {} {script}: {e}", python.display()));
+        .env_remove("PYTHONPATH");
+    run_program(cmd, &format!("{script} against {url}"), dir, up, timeout);
+}
+
+/// Runs `cmd` (a check); panics with its output unless it exits 0 within `timeout`. It
+/// runs in its own process group, so a timeout also ends the workers it started.
+fn run_program(mut cmd: Command, what: &str, dir: &Path, up: &Up, timeout: Duration) {
+    let out_path = dir.join("check.out");
+    let out = File::create(&out_path).unwrap();
+    let started = Instant::now();
+    let mut child =
+        cmd.stdin(Stdio::null()).stdout(out.try_clone().unwrap()).stderr(out).process_group(0).spawn().unwrap_or_else(|e| panic!("run {what}: {e}"));
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break Some(s);
@@ -153,10 +158,46 @@ fn run_check(script: &str, url: &str, dir: &Path, up: &Up, timeout: Duration) {
     };
     let output = std::fs::read_to_string(&out_path).unwrap_or_default();
     match status {
-        Some(s) if s.success() => eprintln!("{script} against {url}: passed in {:.1?}\n{output}", started.elapsed()),
-        Some(s) => panic!("{script} against {url} failed ({s}) after {:.1?}:\n{output}\n--- memoria up log ---\n{}", started.elapsed(), up.tail_log()),
-        None => panic!("{script} against {url} did not finish within {timeout:?}:\n{output}\n--- memoria up log ---\n{}", up.tail_log()),
+        Some(s) if s.success() => eprintln!("{what}: passed in {:.1?}\n{output}", started.elapsed()),
+        Some(s) => panic!("{what} failed ({s}) after {:.1?}:\n{output}\n--- memoria up log ---\n{}", started.elapsed(), up.tail_log()),
+        None => panic!("{what} did not finish within {timeout:?}:\n{output}\n--- memoria up log ---\n{}", up.tail_log()),
     }
+}
+
+/// BullMQ installed with `npm ci` from the pinned lock file, made once per lock file.
+fn bullmq_dir() -> PathBuf {
+    let src = frameworks_dir().join("bullmq");
+    let home = PathBuf::from(std::env::var("HOME").expect("HOME"));
+    let dir = std::env::var_os("MEMORIA_NODE_BULLMQ").map(PathBuf::from).unwrap_or_else(|| home.join(".cache/memoria/node-bullmq"));
+    let lock_file = std::fs::read_to_string(src.join("package-lock.json")).unwrap();
+    let marker = dir.join("memoria-package-lock.json");
+    std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+    let lock = File::create(dir.with_extension("lock")).unwrap();
+    lock.lock().expect("lock the node cache's lock file");
+    if !std::fs::read_to_string(&marker).is_ok_and(|m| m == lock_file) {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["package.json", "package-lock.json"] {
+            std::fs::copy(src.join(f), dir.join(f)).unwrap();
+        }
+        let out = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&dir)
+            .output()
+            .unwrap_or_else(|e| panic!("could not run npm ({e}): install Node.js 20+ and npm (apt-get install -y nodejs npm)"));
+        assert!(
+            out.status.success(),
+            "npm ci in {} failed ({}): it needs the npm registry.\n{}{}",
+            dir.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::write(&marker, &lock_file).unwrap();
+    }
+    // The check itself is copied on every run: node resolves bullmq from its directory.
+    std::fs::copy(src.join("check.mjs"), dir.join("check.mjs")).unwrap();
+    dir
 }
 
 #[test]
@@ -191,4 +232,17 @@ fn django_redis_cache_bulk_counters_timeouts_and_clear() {
     let (up, dir) = memoria_up("fw-django");
     let url = format!("redis://{}", up.endpoint());
     run_check("django_check.py", &url, &dir, &up, Duration::from_secs(300));
+}
+
+/// BullMQ: every queue operation is a Lua script (EVALSHA, with cmsgpack-encoded job
+/// options); two workers complete jobs, retry one with backoff, run a delayed one after
+/// its delay and leave a failing one in the failed set.
+#[test]
+fn bullmq_jobs_retries_delays_and_failures_on_node() {
+    let (up, dir) = memoria_up("fw-bullmq");
+    let node_dir = bullmq_dir();
+    let port = up.endpoint().rsplit(':').next().unwrap().to_string();
+    let mut cmd = Command::new("node");
+    cmd.arg("check.mjs").arg(&port).current_dir(&node_dir);
+    run_program(cmd, &format!("bullmq/check.mjs against port {port}"), &dir, &up, Duration::from_secs(300));
 }

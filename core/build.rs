@@ -17,7 +17,7 @@ const LUA_FILES: &[&str] = &[
     "lapi", "lcode", "ldebug", "ldo", "ldump", "lfunc", "lgc", "llex", "lmem", "lobject", "lopcodes", "lparser", "lstate", "lstring", "ltable", "ltm",
     "lundump", "lvm", "lzio", "lauxlib", "lbaselib", "ltablib", "lstrlib", "lmathlib",
 ];
-const OUR_FILES: &[&str] = &["vm", "redis_lib", "resp", "functions", "bit", "cjson"];
+const OUR_FILES: &[&str] = &["vm", "redis_lib", "resp", "functions", "bit", "cjson", "struct", "cmsgpack"];
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -134,6 +134,20 @@ fn patch(name: &str, text: String) -> String {
             );
             t + "\nLUA_API void lua_enablereadonlytable (lua_State *L, int objindex, int enabled) {\n  const TValue *o = index2adr(L, objindex);\n  api_check(L, ttistable(o));\n  hvalue(o)->readonly = (lu_byte)enabled;\n}\n"
         }
+        // `[[` inside a long string is text, as redis-server 7.0.15 reads it (not "nesting
+        // of [[...]] is deprecated").
+        "luaconf.h" => replace(text, name, "#define LUA_COMPAT_LSTR\t\t1\n", "#undef LUA_COMPAT_LSTR\n", 1),
+        // unpack's count, computed in unsigned arithmetic: `e - i + 1` overflowed, and the
+        // compiler may drop the `n <= 0` test of the overflow, so a range such as
+        // (0, INT_MAX) pushed past the stack (CVE-2025-46817; Redis's fix answers "too many
+        // results to unpack").
+        "lbaselib.c" => replace(
+            text,
+            name,
+            "  n = e - i + 1;  /* number of elements */\n  if (n <= 0 || !lua_checkstack(L, n))  /* n <= 0 means arith. overflow */\n    return luaL_error(L, \"too many results to unpack\");\n  lua_rawgeti(L, 1, i);  /* push arg[i] (avoiding overflow problems) */\n  while (i++ < e)  /* push arg[i + 1...e] */\n    lua_rawgeti(L, 1, i);\n",
+            "  if ((unsigned int)e - (unsigned int)i >= (unsigned int)INT_MAX ||\n      !lua_checkstack(L, n = (int)((unsigned int)e - (unsigned int)i) + 1))\n    return luaL_error(L, \"too many results to unpack\");\n  lua_rawgeti(L, 1, i);  /* push arg[i] (avoiding overflow problems) */\n  while (i < e)  /* push arg[i + 1...e] */\n    lua_rawgeti(L, 1, ++i);\n",
+            1,
+        ),
         // Source only: a binary chunk is refused (Redis refuses bytecode; it can be
         // crafted to break the VM).
         "ldo.c" => replace(

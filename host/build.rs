@@ -10,7 +10,8 @@ fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.parent().unwrap().to_path_buf();
     let core = root.join("core");
-    for p in ["src", "wit", "Cargo.toml"] {
+    // The C of the engine's Lua (core/lua) and the build script that compiles it too.
+    for p in ["src", "wit", "lua", "build.rs", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", core.join(p).display());
     }
     println!("cargo:rerun-if-changed=build.rs");

@@ -76,6 +76,9 @@ static int bit_tohex(lua_State *L) {
   const char *hexdigits = "0123456789abcdef";
   char buf[8];
   int i;
+  /* -INT32_MIN overflows (CVE-2024-31449: a huge length reached pushlstring); Redis's
+   * fix reads it as INT32_MIN + 1, 8 upper-case digits. */
+  if (n == INT32_MIN) n = INT32_MIN + 1;
   if (n < 0) {
     n = -n;
     hexdigits = "0123456789ABCDEF";

@@ -597,9 +597,7 @@ static void push_module(lua_State *L) {
       {"new", cjson_new},
       {NULL, NULL},
   };
-  lua_newtable(L);
-  config *c = lua_newuserdata(L, sizeof *c);
-  memset(c, 0, sizeof *c);
+  config *c = memoria_new_library(L, fns, sizeof *c, cfg_gc);
   c->sparse_convert = DEFAULT_SPARSE_CONVERT;
   c->sparse_ratio = DEFAULT_SPARSE_RATIO;
   c->sparse_safe = DEFAULT_SPARSE_SAFE;
@@ -608,16 +606,6 @@ static void push_module(lua_State *L) {
   c->precision = DEFAULT_PRECISION;
   c->decode_invalid_numbers = 1;
   c->keep_buffer = 1;
-  lua_newtable(L);
-  lua_pushcfunction(L, cfg_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_setmetatable(L, -2);
-  for (const luaL_Reg *f = fns; f->name; f++) {
-    lua_pushvalue(L, -1);
-    lua_pushcclosure(L, f->func, 1);
-    lua_setfield(L, -3, f->name);
-  }
-  lua_pop(L, 1);
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "null");
   lua_pushliteral(L, "cjson");

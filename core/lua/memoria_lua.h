@@ -6,6 +6,7 @@
 #define MEMORIA_LUA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lua.h"
 
@@ -52,10 +53,16 @@ int memoria_lua_compile(memoria_vm *vm, const char *name, const char *body, size
  * encoded for a RESP3 client when `client_resp3`. `lib` NULL: the EVAL script compiled as
  * `name`, with KEYS and ARGV as globals; else function `name` of library `lib`, with KEYS
  * and ARGV as its arguments. `budget` bounds the work in VM instructions (and
- * pattern-matching steps). */
-void memoria_lua_call(memoria_vm *vm, const char *lib, const char *name, const char *shown, int nkeys,
-                      const char *const *keys, const size_t *klens, int nargs, const char *const *args,
-                      const size_t *alens, int client_resp3, unsigned long long budget, const memoria_host *host);
+ * pattern-matching steps) between yields. `slice` non-zero: the run yields after about
+ * that many instructions, where it can, and 1 is returned, with nothing replied yet; it
+ * goes on with memoria_lua_resume. 0: the run ended and replied. */
+int memoria_lua_call(memoria_vm *vm, const char *lib, const char *name, const char *shown, int nkeys,
+                     const char *const *keys, const size_t *klens, int nargs, const char *const *args,
+                     const size_t *alens, int client_resp3, unsigned long long budget, unsigned long long slice,
+                     const memoria_host *host);
+/* Goes on with a run that yielded (same returns); `kill`: it fails at once with Redis's
+ * "Script killed by user" error. */
+int memoria_lua_resume(memoria_vm *vm, int kill, const memoria_host *host);
 
 /* math.random's rand48 state (Redis keeps one per process, for EVAL and FCALL alike). */
 unsigned long long memoria_lua_rand_state(const memoria_vm *vm);
@@ -91,6 +98,11 @@ struct memoria_vm {
   int runs;                 /* since the last GC step */
   int reply_depth;          /* nesting of the reply being encoded */
   const char *kill_msg;     /* the error of a run past its budget */
+  unsigned long long slice; /* a run's instructions between yields (0: it never yields) */
+  lua_State *co;            /* the thread scripts run in (NULL: make one) */
+  int co_ref;               /* its registry reference */
+  int yielded;              /* the count hook yielded (not the script) */
+  char *shown;              /* the running script's name in its errors */
   unsigned long long rand48; /* Redis's rand48 state for math.random */
 };
 
@@ -106,12 +118,21 @@ int memoria_load_chunk(lua_State *L, const char *code, size_t len, const char *c
                        size_t *err_len);
 /* Pushes function `fname` of library `lib` (nil if there is none). */
 void memoria_push_library_function(lua_State *L, const char *lib, const char *fname);
+/* Pushes a new library table of the functions `fns`, each a closure over one zeroed
+ * userdata of `size` bytes (the library's state, returned), which `gc` releases when the
+ * library is collected. */
+void *memoria_new_library(lua_State *L, const struct luaL_Reg *fns, size_t size, lua_CFunction gc);
+/* A float's bits as a double; a NaN keeps its sign and payload and becomes quiet (as x86's
+ * cvtss2sd makes it). */
+double memoria_f32_to_double(uint32_t bits);
 /* Adds redis.log, the LOG_* levels and REDIS_VERSION(_NUM) to the table on the top. */
 void memoria_redis_common(lua_State *L);
 void memoria_open_redis(lua_State *L);
 void memoria_open_rand(lua_State *L);
 void memoria_open_bit(lua_State *L);
 void memoria_open_cjson(lua_State *L);
+void memoria_open_struct(lua_State *L);
+void memoria_open_cmsgpack(lua_State *L);
 /* Pushes the Lua value of one RESP reply at *p (advancing it); 0 on malformed input. */
 int memoria_resp_to_lua(lua_State *L, const char **p, const char *end);
 /* Encodes the value on the top of the stack (popping it) as the script's reply. */

@@ -263,7 +263,14 @@ void memoria_lua_to_resp(lua_State *L, memoria_vm *vm) {
     break;
   case LUA_TTABLE:
     if (get_field(L, "err", LUA_TSTRING)) {
-      out_text_line(L, vm, "-");
+      /* Redis's addReplyErrorFormatEx trims CR/LF off the end of an error before it maps
+       * the others to spaces (CVE-2025-67733's test). */
+      size_t elen;
+      const char *e = lua_tolstring(L, -1, &elen);
+      while (elen && (e[elen - 1] == '\r' || e[elen - 1] == '\n')) elen--;
+      out_s(vm, "-");
+      out_text(vm, e, elen);
+      lua_pop(L, 1);
       break;
     }
     if (get_field(L, "ok", LUA_TSTRING)) {

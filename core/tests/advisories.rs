@@ -1558,9 +1558,9 @@ fn overflow_arguments_expiry_and_counters() {
 // ---------------------------------------------------------------------------------------
 
 /// CVE-2025-67733: a Lua script's error_reply could carry CR/LF and inject replies into the
-/// protocol (Memoria has no scripting yet). The non-Lua half of the fix: error replies that
-/// quote arguments replace CR and LF with spaces, so a crafted argument never ends the
-/// reply early. Replies as redis-server 7.0.15.
+/// protocol (the Lua half: `cve_2025_67733_script_replies_never_carry_crlf`). The non-Lua
+/// half of the fix: error replies that quote arguments replace CR and LF with spaces, so a
+/// crafted argument never ends the reply early. Replies as redis-server 7.0.15.
 #[test]
 fn cve_2025_67733_error_replies_never_carry_crlf() {
     let mut h = H::new();
@@ -1599,6 +1599,581 @@ fn cve_2025_67733_error_replies_never_carry_crlf() {
         }
     }
     still_serves(&mut h);
+}
+
+// ---------------------------------------------------------------------------------------
+// Lua scripting (EVAL, FUNCTION; the cjson, bit, cmsgpack and struct libraries)
+// ---------------------------------------------------------------------------------------
+
+/// Runs each script with EVAL and checks redis-server 7.0.15's reply, byte for byte; then
+/// that the engine carries on.
+#[track_caller]
+fn scripts_as_recorded(h: &mut H, cases: &[(&str, &[u8])]) {
+    for (script, want) in cases {
+        let got = h.raw(&[&b"EVAL"[..], script.as_bytes(), b"0"]);
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want), "{script}");
+        assert_eq!(&got[..], *want, "{script}");
+    }
+    still_serves(h);
+}
+
+/// CVE-2018-11218: cmsgpack pushed without checking Lua's stack (many arguments to pack,
+/// many values or deep nesting from unpack): stack corruption. Redis 7.0.15 checks the
+/// stack and answers Lua errors at its 8000-slot limit; Memoria's cmsgpack fails at the
+/// same counts and depths with the same messages (its decoder does not recurse in C), and
+/// a huge declared array, map or string count allocates nothing before the bytes are there.
+#[test]
+fn cve_2018_11218_cmsgpack_and_the_lua_stack() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"local t = {} for i = 1, 4000 do t[i] = i end return #cmsgpack.pack(unpack(t))"#, b":11618\r\n"),
+        (r#"local t = {} for i = 1, 4001 do t[i] = i end return #cmsgpack.pack(unpack(t))"#, b"-ERR user_script:1: bad argument #0 to 'pack' (Too many arguments for MessagePack pack.) script: 1cb296feb2f83b6c1ffb50b152ae5830255f640e, on @user_script:1.\r\n"),
+        (r#"local t = {} for i = 1, 3999 do t[i] = 1 end t[4000] = {} return #cmsgpack.pack(unpack(t))"#, b"-ERR user_script:1: stack overflow (in function table_is_an_array) script: a012fa9452dd373a04225884ada376ae6d68b148, on @user_script:1.\r\n"),
+        (r#"return select('#', cmsgpack.unpack(string.rep('\1', 7998)))"#, b":7998\r\n"),
+        (r#"return cmsgpack.unpack(string.rep('\1', 8000))"#, b"-ERR user_script:1: stack overflow (too many return values at once; use unpack_one or unpack_limit instead.) script: 3f21c736088baf4017a1205da9e2ae25eeb1cfb6, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack(string.rep('\145', 100000))"#, b"-ERR user_script:1: stack overflow (in function mp_decode_to_lua_array) script: ba319d8a034b8bc1f3284f3e3ad1337abf862515, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack(string.rep('\129\1', 100000))"#, b"-ERR user_script:1: stack overflow (too many return values at once; use unpack_one or unpack_limit instead.) script: 5cf1e5ed5e53f59ac906e705c303654688a2774b, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack(string.rep('\129', 100000))"#, b"-ERR user_script:1: stack overflow (too many return values at once; use unpack_one or unpack_limit instead.) script: 7d06cf906f973ea71bb62c9666440643ee4280e9, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack(string.rep('\220\255\255', 100000))"#, b"-ERR user_script:1: stack overflow (in function mp_decode_to_lua_array) script: 34bd4b870a68556a15191eb4e5c438758e4895b9, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\221\255\255\255\255')"#, b"-ERR user_script:1: Missing bytes in input. script: d927de6b02ace026366ff615f6b86eded580403b, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\223\255\255\255\255')"#, b"-ERR user_script:1: Missing bytes in input. script: 7daf2150903dbcda75a0056fb3e4c1d3764c1d80, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\219\255\255\255\255')"#, b"-ERR user_script:1: Missing bytes in input. script: dbc322a288a3d7dab7e4d188ca5882072068820d, on @user_script:1.\r\n"),
+        (r#"local t = {} t[1] = t return cmsgpack.pack(t)"#, b"$17\r\n\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\xc0\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+    // A table that holds itself many times encodes 100^16 values in Redis, which never
+    // answers again (no SCRIPT KILL inside a C function). Each value counts against the
+    // script's budget here: a Lua error, and the engine carries on.
+    ck(&mut h, "CONFIG SET busy-reply-threshold 1", OK);
+    let got = String::from_utf8_lossy(&h.raw(&["EVAL", "local t = {} for i = 1, 100 do t[i] = t end return #cmsgpack.pack(t)", "0"])).into_owned();
+    assert!(got.starts_with("-ERR Script killed: it ran past its execution budget (busy-reply-threshold) script: "), "{got}");
+    ck(&mut h, "CONFIG SET busy-reply-threshold 5000", OK);
+    still_serves(&mut h);
+}
+
+/// CVE-2018-11219: struct's bounds checks could be defeated by integer overflow (sizes and
+/// positions near the top of their types). Same replies as redis-server 7.0.15: every
+/// read is checked against the data ("data string too short"), positions and `c0` sizes in
+/// 64 bits as x86-64 Redis converts them, results against the stack.
+#[test]
+fn cve_2018_11219_struct_sizes_and_positions() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (
+            r#"return struct.unpack('c2147483647', 'x')"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: e534f27834c20dff4e87a6d76c6ba78e53b6aa52, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('b', 'ab', 2^63)"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 740210930909157e0776a8467cd8b04adb5cd5e2, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('b', 'ab', 2^64 + 2^20)"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: df7bbbe3fa7e035b762ef72aca05722ea540f6b2, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('b', 'ab', -2^63)"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: b190ea110776d0d3b3bfd69322c65eb60726923e, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('i32', string.rep('x', 31))"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: b2d914e98febac589b2f5768900283cfc7c45c0b, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('bc0', '\255x')"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: bff9e4685e6f6c991c8346df4325e70c8f7a07ec, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('dc0', struct.pack('d', 2^63) .. 'x')"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: fdb50c5d9ff55fd96acd31a3738918f7488efb8c, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('dc0', struct.pack('d', -2) .. 'x')"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 864720bbbb9a9e191ce52b5e0241f56ed189b644, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('!8xd', string.rep('x', 9))"#,
+            b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 14de5ece8f926276b5f34a04e3a508a4d2af77a3, on @user_script:1.\r\n",
+        ),
+        (r#"return {struct.unpack('i32', string.rep('\255', 32))}"#, b"*2\r\n:-1\r\n:33\r\n"),
+        (
+            r#"return struct.pack('c2147483647', 'x')"#,
+            b"-ERR user_script:1: bad argument #3 to 'pack' (string too short) script: 673779d982d7de3283d353f21c4b4dc146e6d17d, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return #{struct.unpack(string.rep('b', 7998), string.rep('a', 8000))}"#,
+            b"-ERR user_script:1: stack overflow (too many results) script: 3b176f270818cf338229c5f26a8e7a1943a1bed9, on @user_script:1.\r\n",
+        ),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2020-14147: struct's getnum overflowed on a huge count in a format (a stack buffer
+/// overflow). Same replies as redis-server 7.0.15: "integral size overflow" past INT_MAX,
+/// integer sizes past 32 refused.
+#[test]
+fn cve_2020_14147_struct_format_counts() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (
+            r#"return struct.pack('i2147483648', 1)"#,
+            b"-ERR user_script:1: integral size overflow script: ac110aca348ef80eafe61985dc98b36f2f8fee1c, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.pack('i99999999999999999999', 1)"#,
+            b"-ERR user_script:1: integral size overflow script: 6886a3e89de9b6d91ac5a4662c73b1423c608539, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.unpack('i2147483648', 'x')"#,
+            b"-ERR user_script:1: integral size overflow script: 2608107ed676119f293645175b970243789d0e3b, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.size('i2147483648')"#,
+            b"-ERR user_script:1: integral size overflow script: 6858e28079cd1b07ed3404f983c8e9c840e79f8b, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.size('c2147483648')"#,
+            b"-ERR user_script:1: integral size overflow script: 292a304409e9de38cfc7b4873d7ee2977fbb25fe, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.size('!2147483648')"#,
+            b"-ERR user_script:1: integral size overflow script: c33db05654853f7650fd93900a9d5e36e857620e, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.pack('i33', 1)"#,
+            b"-ERR user_script:1: integral size 33 is larger than limit of 32 script: 0a76c071d82805e752befa6958961c98c39f358f, on @user_script:1.\r\n",
+        ),
+        (
+            r#"return struct.pack('i2147483647', 1)"#,
+            b"-ERR user_script:1: integral size 2147483647 is larger than limit of 32 script: 33be4362885a47f185d012c86bf1ee953a5b9a60, on @user_script:1.\r\n",
+        ),
+        (r#"return struct.size('c2147483647')"#, b":2147483647\r\n"),
+        (
+            r#"return struct.pack('!2147483647', 1)"#,
+            b"-ERR user_script:1: alignment 2147483647 is not a power of 2 script: 26114005d604d532903be7834a5cb3bc5e9d13e2, on @user_script:1.\r\n",
+        ),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2021-32626: scripts could overflow the Lua stack (many arguments to redis.call, big
+/// replies converted to Lua, many results, deep recursion). Same replies as redis-server
+/// 7.0.15, except that a reply nested deeper than 1000 tables ends in "reached lua stack
+/// limit" at depth 1000 (Redis: at its Lua stack's limit, about 7995).
+#[test]
+fn cve_2021_32626_the_lua_stack() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"local t = {} for i = 1, 7990 do t[i] = 'a' end return redis.call('echo', unpack(t))"#, b"-ERR Wrong number of args calling Redis command from script script: 06457b12ac1f88207a5524041cd7bd03546ddcf9, on @user_script:1.\r\n"),
+        (r#"redis.call('del', 'l') local t = {'rpush', 'l'} for i = 1, 7990 do t[#t + 1] = 'a' end return redis.call(unpack(t))"#, b":7990\r\n"),
+        (r#"return #redis.call('lrange', 'l', 0, -1)"#, b":7990\r\n"),
+        (r#"return select('#', unpack(redis.call('lrange', 'l', 0, -1)))"#, b":7990\r\n"),
+        (r#"local t = {} for i = 1, 8000 do t[i] = i end return unpack(t)"#, b"-ERR user_script:1: too many results to unpack script: 2a64f4a1f1cadeb4f091e8321fb5fd582e5209d0, on @user_script:1.\r\n"),
+        (r#"return select('#', unpack({}, 1, 7999))"#, b"-ERR user_script:1: too many results to unpack script: 8589041c716294bd3426c9c55a0e198ad1e5403d, on @user_script:1.\r\n"),
+        (r#"return select('#', unpack({}, 1, 8000))"#, b"-ERR user_script:1: too many results to unpack script: b1b1462f48e7f60abfda09e3ff2f43e9ad75353b, on @user_script:1.\r\n"),
+        (r#"return select('#', string.byte(string.rep('a', 7999), 1, -1))"#, b"-ERR user_script:1: stack overflow (string slice too long) script: 31a119791b74e544bd69d8f9f00c9c4dbb0acea2, on @user_script:1.\r\n"),
+        (r#"return select('#', string.byte(string.rep('a', 8000), 1, -1))"#, b"-ERR user_script:1: stack overflow (string slice too long) script: 7b398779494dc3538c587d94439e91ae92e016be, on @user_script:1.\r\n"),
+        (r#"local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end return f(10000)"#, b":10000\r\n"),
+        (r#"local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end return f(1000000)"#, b"-ERR user_script:1: stack overflow script: 20438b69d9821b92a017abe55a0889e2c8b431ae, on @user_script:1.\r\n"),
+        (r#"local t = {} local c = t for i = 1, 200 do c[1] = {} c = c[1] end c[1] = 'x' return t"#, b"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n$1\r\nx\r\n"),
+        (r#"local co = coroutine.wrap(function(...) return select('#', ...) end) local t = {} for i = 1, 7990 do t[i] = i end return co(unpack(t))"#, b":7990\r\n"),
+        (r#"return select('#', table.concat({}, ','), unpack({1, 2, 3}))"#, b":4\r\n"),
+        (r#"local s = string.rep('a', 100000) return #{s:byte(1, 7000)}"#, b":7000\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+    let deep = h.raw(&["EVAL", "local t = {} local c = t for i = 1, 10000 do c[1] = {} c = c[1] end return t", "0"]);
+    assert_eq!(String::from_utf8_lossy(&deep), format!("{}-ERR reached lua stack limit\r\n", "*1\r\n".repeat(1000)));
+    still_serves(&mut h);
+}
+
+/// CVE-2022-0543: Debian's Lua build left `package` (and so `loadlib`) in the sandbox.
+/// Memoria's Lua has no package, io, os or debug library, no loadfile or dofile: the same
+/// errors as redis-server 7.0.15.
+#[test]
+fn cve_2022_0543_no_package_library() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return package"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'package' script: bfab18646c3a65e87365badef4807726c27a0041, on @user_script:1.\r\n"),
+        (r#"return module"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'module' script: 2803774b6b78613fcfa3f4ce44070f589e937542, on @user_script:1.\r\n"),
+        (r#"return require"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'require' script: 68c9d8918a98cebaec1948aff703e96c57af9fdd, on @user_script:1.\r\n"),
+        (r#"return loadlib"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'loadlib' script: 1e7453a6b5b0a5ddce7a3c35c07c8fe456933044, on @user_script:1.\r\n"),
+        (r#"return os"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'os' script: f03b5ad6e7d58786b6a5e879efbea4a4408f5c2f, on @user_script:1.\r\n"),
+        (r#"return io"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'io' script: badfe324d30f60abd2dbecf4d4b0f915038384e2, on @user_script:1.\r\n"),
+        (r#"return debug"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'debug' script: 7f0eed9eaa523ec9e1ff69159f45a399473d9771, on @user_script:1.\r\n"),
+        (r#"return dofile"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'dofile' script: 0c5f629ecf4a281cada464398cd571c2f6828b27, on @user_script:1.\r\n"),
+        (r#"return loadfile"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'loadfile' script: a08fbe72c95f67027cc9b6349f5d335b598397b7, on @user_script:1.\r\n"),
+        (r#"return type(string.dump)"#, b"$8\r\nfunction\r\n"),
+        (r#"return newproxy"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'newproxy' script: f77b925834a6a5cd4c3f954d604c77e44181c40f, on @user_script:1.\r\n"),
+        (r#"return getfenv"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'getfenv' script: 16cfebc0feae9751eb6419326840e1512625eb36, on @user_script:1.\r\n"),
+        (r#"return setfenv"#, b"-ERR user_script:1: Script attempted to access nonexistent global variable 'setfenv' script: 3ffeb955c6323bb75eb872e0e1bc7214ea8780d9, on @user_script:1.\r\n"),
+        (r#"return rawget(_G, 'package')"#, b"$-1\r\n"),
+        (r#"return loadstring('return package')()"#, b"-ERR [string \"return package\"]:1: Script attempted to access nonexistent global variable 'package' script: 24df1ec7097da3d454fc7f631ecaf9642640df36, on return package:1.\r\n"),
+        (r#"local ok, e = pcall(function() return package.loadlib('/lib/x86_64-linux-gnu/liblua5.1.so.0', 'luaopen_io') end) return e"#, b"$79\r\nuser_script:1: Script attempted to access nonexistent global variable 'package'\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2022-24735: a script could change globals, library functions or the string
+/// metatable so that code it planted ran in later scripts of other users. `_G`, every
+/// library table and the string metatable are read-only, as in redis-server 7.0.15 (same
+/// replies); the scripts after the attempts see the originals.
+#[test]
+fn cve_2022_24735_scripts_cannot_plant_code_for_others() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (
+            r#"redis.call = function() return 'hijacked' end"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: c08dc0e004c43b7fa2e02ddd045e882436b51c76, on @user_script:1.\r\n",
+        ),
+        (
+            r#"string.format = function() return 'hijacked' end"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: 4d0c43a45a58380565a98fedf5287b5ed79ee212, on @user_script:1.\r\n",
+        ),
+        (
+            r#"getmetatable('').__index = {}"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: 600bbd8170b33df355d1857b51be5ad60f77ab7b, on @user_script:1.\r\n",
+        ),
+        (
+            r#"getmetatable('').__index.upper = function() return 'x' end"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: 6e57f79521e8bf1aeea395d6669371bf6a9d8519, on @user_script:1.\r\n",
+        ),
+        (r#"setmetatable(_G, nil)"#, b"-ERR Attempt to modify a readonly table script: 22fdd3b51da2d4bc6703d71d651cd782d8e5a35f, on @user_script:1.\r\n"),
+        (r#"rawset(_G, 'x', 1)"#, b"-ERR Attempt to modify a readonly table script: e2c706419da183d6229a1230c3be09cc32cdeee0, on @user_script:1.\r\n"),
+        (r#"_G.x = 1"#, b"-ERR user_script:1: Attempt to modify a readonly table script: e5cf4a26667af1721988fe8c9829d5cd2e26c62e, on @user_script:1.\r\n"),
+        (r#"x = 1"#, b"-ERR user_script:1: Attempt to modify a readonly table script: 34bce5f775de97f557a34088509c8bfe1ea17e52, on @user_script:1.\r\n"),
+        (
+            r#"cjson.encode = nil"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: ca8772b89bfaafed79b4e978e804ff876bb3abc5, on @user_script:1.\r\n",
+        ),
+        (
+            r#"bit.band = nil"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: f46a7ee79fce18f1afbcd50f2912644bcf6def30, on @user_script:1.\r\n",
+        ),
+        (
+            r#"cmsgpack.pack = nil"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: 5042404704fad295e580fc47e5d8ea1e0f53184c, on @user_script:1.\r\n",
+        ),
+        (
+            r#"struct.pack = nil"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: 9bdaa291383c17ba0baeb5a45005e3962367fc01, on @user_script:1.\r\n",
+        ),
+        (
+            r#"math.random = nil"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: d9b92ca5dd59604e95d9aa086206364417903caf, on @user_script:1.\r\n",
+        ),
+        (
+            r#"table.insert = nil"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: 5930172eaf13a2d39bccc689d15bde0632333dab, on @user_script:1.\r\n",
+        ),
+        (
+            r#"coroutine.create = nil"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: ba9186a50bd031d765793962e5da2675987637e7, on @user_script:1.\r\n",
+        ),
+        (
+            r#"redis.setresp = nil"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: 6d8ab27a4ffc929b63804216acd0ddedfa4226b4, on @user_script:1.\r\n",
+        ),
+        (
+            r#"local mt = getmetatable(_G) mt.__index = function() return 1 end"#,
+            b"-ERR user_script:1: Attempt to modify a readonly table script: a113a18d1de18d37865a1d6b7f3286b5df03c616, on @user_script:1.\r\n",
+        ),
+        (r#"rawset(redis, 'call', 1)"#, b"-ERR Attempt to modify a readonly table script: 5fe6a8883340d7b98ed047026ea0c11e1cd0fa4e, on @user_script:1.\r\n"),
+        (r#"rawset(string, 'format', 1)"#, b"-ERR Attempt to modify a readonly table script: 4232fc52cdc6844788947537e71cba02b93b56e8, on @user_script:1.\r\n"),
+        (r#"table.insert(string, 1)"#, b"-ERR Attempt to modify a readonly table script: 665a27be1dfc4d5eda6068dc8d831bb5fb63fa89, on @user_script:1.\r\n"),
+        (r#"return redis.call('ping')"#, b"+PONG\r\n"),
+        (r#"return string.format('%d', 7)"#, b"$1\r\n7\r\n"),
+        (r#"return {type(redis.call), type(string.format), rawget(_G, 'x')}"#, b"*2\r\n$8\r\nfunction\r\n$8\r\nfunction\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2022-24736: a crafted script body (one that closed the function Redis 6 wrapped it
+/// in) crashed Redis while it was loaded. Redis 7 compiles a body as a chunk of its own;
+/// so does Memoria: the same replies as redis-server 7.0.15.
+#[test]
+fn cve_2022_24736_crafted_script_bodies() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"end"#, b"-ERR Error compiling script (new function): user_script:1: '<eof>' expected near 'end'\r\n"),
+        (r#"return 1 end"#, b"-ERR Error compiling script (new function): user_script:1: '<eof>' expected near 'end'\r\n"),
+        (r#"return 1 end function f() return 2"#, b"-ERR Error compiling script (new function): user_script:1: '<eof>' expected near 'end'\r\n"),
+        (r#"end f_1 = nil function x()"#, b"-ERR Error compiling script (new function): user_script:1: '<eof>' expected near 'end'\r\n"),
+        (r#""#, b"$-1\r\n"),
+        (r#" "#, b"$-1\r\n"),
+        (r#"return"#, b"$-1\r\n"),
+        (r#"\0"#, b"-ERR Error compiling script (new function): user_script:1: unexpected symbol near '\\'\r\n"),
+        (r#"return '\0'"#, b"$1\r\n\x00\r\n"),
+        (r#"--"#, b"$-1\r\n"),
+        (
+            r#"#!lua
+"#,
+            b"$-1\r\n",
+        ),
+        (
+            r#"#!lua name=x
+return 1"#,
+            b"-ERR Unknown lua shebang option: name=x\r\n",
+        ),
+        (r#"return function() end"#, b"$-1\r\n"),
+        (r#"return coroutine.create(function() end)"#, b"$-1\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2022-24834: cjson and cmsgpack computed buffer sizes in 32-bit integers (a heap
+/// overflow on huge strings). Memoria's buffers grow in size_t with overflow checks, inside
+/// the VM's memory cap: the same replies as redis-server 7.0.15 for escapes that grow the
+/// output six-fold and for 32-bit headers; past the VM's 256 MiB a clean "not enough
+/// memory" where Redis would allocate.
+#[test]
+fn cve_2022_24834_cjson_and_cmsgpack_buffers() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return #cjson.encode(string.rep('\1', 1000000))"#, b":6000002\r\n"),
+        (r#"return cjson.encode(string.rep('\1', 1000000)):sub(1, 13)"#, b"$13\r\n\"\\u0001\\u0001\r\n"),
+        (r#"return #cmsgpack.pack(string.rep('a', 1048576))"#, b":1048581\r\n"),
+        (r#"return cmsgpack.pack(string.rep('a', 1048576)):sub(1, 5)"#, b"$5\r\n\xdb\x00\x10\x00\x00\r\n"),
+        (
+            r#"local s = string.rep('x', 40) local t = {} for i = 1, 70000 do t[i] = s end return cmsgpack.pack(t):sub(1, 7)"#,
+            b"$7\r\n\xdd\x00\x01\x11p\xd9(\r\n",
+        ),
+        (r#"local t = {} for i = 1, 70000 do t['k' .. i] = i end return #cmsgpack.pack(t)"#, b":697447\r\n"),
+        (r#"return #cjson.encode({string.rep('\\', 100000), string.rep('"', 100000)})"#, b":400007\r\n"),
+        (
+            r#"cjson.decode_max_depth(100000) local ok, e = pcall(cjson.decode, string.rep('[', 5000) .. string.rep(']', 5000)) return {tostring(ok), type(e)}"#,
+            b"*2\r\n$4\r\ntrue\r\n$5\r\ntable\r\n",
+        ),
+        (r#"return cjson.encode_max_depth(100000)"#, b":100000\r\n"),
+        (r#"local t = {} local c = t for i = 1, 5000 do c[1] = {} c = c[1] end cjson.encode_max_depth(100000) return #cjson.encode(t)"#, b":10002\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+    for script in ["return #cjson.encode(string.rep('\\1', 2^25))", "local s = string.rep('a', 2^27) return #cmsgpack.pack(s)"] {
+        let got = String::from_utf8_lossy(&h.raw(&["EVAL", script, "0"])).into_owned();
+        assert!(got.starts_with("-ERR Error running script ") && got.ends_with(", not enough memory\r\n"), "{script}: {got}");
+    }
+    still_serves(&mut h);
+}
+
+/// CVE-2024-31449: bit.tohex with a count of INT_MIN negated it (overflow) and pushed a
+/// string of a huge length: a crash. redis-server 7.0.15 (Debian's, with the fix) reads
+/// it as INT_MIN + 1: eight upper-case digits. So does Memoria (it crashed before).
+#[test]
+fn cve_2024_31449_bit_tohex_counts() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return bit.tohex(65535, -2147483648)"#, b"$8\r\n0000FFFF\r\n"),
+        (r#"return bit.tohex(65535, -2147483647)"#, b"$8\r\n0000FFFF\r\n"),
+        (r#"return bit.tohex(65535, 2147483647)"#, b"$8\r\n0000ffff\r\n"),
+        (r#"return bit.tohex(65535, 2^31)"#, b"$8\r\n0000FFFF\r\n"),
+        (r#"return bit.tohex(65535, -2^32)"#, b"$0\r\n\r\n"),
+        (r#"return bit.tohex(-1, 0)"#, b"$0\r\n\r\n"),
+        (r#"return bit.tohex(1, -9)"#, b"$8\r\n00000001\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2024-46981: the garbage collector could free objects still in use when the VM was
+/// reset (SCRIPT FLUSH) after a script manipulated it. Weak tables, coroutines and garbage
+/// left by scripts and functions, then SCRIPT FLUSH (SYNC and ASYNC) and FUNCTION FLUSH:
+/// the same replies as redis-server 7.0.15, and the new VMs work (their cmsgpack and
+/// struct too).
+#[test]
+fn cve_2024_46981_gc_across_script_flush() {
+    let mut h = H::new();
+    let steps: &[(&[&str], &[u8])] = &[
+        (
+            &[
+                "EVAL",
+                "local t = setmetatable({}, {__mode = 'k'}) for i = 1, 1000 do t[{}] = i end local co = coroutine.create(function() coroutine.yield(1) end) coroutine.resume(co) local f = function() return t end collectgarbage() return 1",
+                "0",
+            ],
+            b":1\r\n",
+        ),
+        (&["SCRIPT", "FLUSH"], b"+OK\r\n"),
+        (&["EVAL", "local n = 0 for i = 1, 100 do local t = {{}} n = n + #cmsgpack.pack(t) end collectgarbage() return n", "0"], b":200\r\n"),
+        (
+            &[
+                "FUNCTION",
+                "LOAD",
+                "#!lua name=gc\nlocal keep = {}\nredis.register_function('gc1', function() local t = setmetatable({}, {__mode = 'v'}) for i = 1, 100 do t[i] = {} end collectgarbage() keep[#keep + 1] = 1 return #keep end)",
+            ],
+            b"$2\r\ngc\r\n",
+        ),
+        (&["FCALL", "gc1", "0"], b":1\r\n"),
+        (&["FCALL", "gc1", "0"], b":2\r\n"),
+        (&["FUNCTION", "FLUSH"], b"+OK\r\n"),
+        (&["FCALL", "gc1", "0"], b"-ERR Function not found\r\n"),
+        (&["SCRIPT", "FLUSH", "ASYNC"], b"+OK\r\n"),
+        (
+            &["EVAL", "collectgarbage() return {cmsgpack.unpack(cmsgpack.pack({1, {2}}))[2][1], struct.unpack('b', struct.pack('b', 3))}", "0"],
+            b"*3\r\n:2\r\n:3\r\n:2\r\n",
+        ),
+        (
+            &["FUNCTION", "LOAD", "#!lua name=gc\nredis.register_function('gc2', function() collectgarbage('step') collectgarbage('collect') return 1 end)"],
+            b"$2\r\ngc\r\n",
+        ),
+        (&["FCALL", "gc2", "0"], b":1\r\n"),
+        (&["FUNCTION", "DELETE", "gc"], b"+OK\r\n"),
+    ];
+    for (args, want) in steps {
+        let got = h.raw(args);
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want), "{args:?}");
+    }
+    still_serves(&mut h);
+}
+
+/// CVE-2025-46817: unpack computed its count as `e - i + 1` in int; with the compiler free
+/// to drop the overflow test, a range such as (0, INT_MAX) pushed past the stack. Memoria
+/// crashed on it; its count is now unsigned, as in the fix redis-server 7.0.15 (Debian's)
+/// carries: "too many results to unpack", same replies.
+#[test]
+fn cve_2025_46817_unpack_ranges() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return {pcall(unpack, {}, -2147483648, 2147483647)}"#, b"*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"),
+        (r#"return {pcall(unpack, {}, 0, 2147483647)}"#, b"*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"),
+        (r#"return {pcall(unpack, {}, 1, 2147483647)}"#, b"*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"),
+        (r#"return {pcall(unpack, {}, -2, 2147483645)}"#, b"*2\r\n$-1\r\n$26\r\ntoo many results to unpack\r\n"),
+        (r#"return select('#', unpack({}, 2147483640, 2147483647))"#, b":8\r\n"),
+        (r#"return select('#', unpack({}, -2147483648, -2147483640))"#, b":9\r\n"),
+        (r#"return {pcall(unpack, {}, 2^40, 2^40 + 3)}"#, b"*1\r\n:1\r\n"),
+        (r#"return {pcall(unpack, {1, 2, 3}, -1e100, 1e100)}"#, b"*1\r\n:1\r\n"),
+        (r#"local t = {} t[2147483647] = 'top' return {unpack(t, 2147483646, 2147483647)}"#, b"*0\r\n"),
+        (r#"return {pcall(unpack, {1, 2, 3}, 2, 1)}"#, b"*1\r\n:1\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2025-46818: the metatables of basic types were writable, so a script could make
+/// code run in another user's scripts. The string metatable (the only one a basic type
+/// has) and `_G`'s are read-only: the same replies as redis-server 7.0.15.
+#[test]
+fn cve_2025_46818_metatables_of_basic_types() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return getmetatable(1)"#, b"$-1\r\n"),
+        (r#"return getmetatable(nil)"#, b"$-1\r\n"),
+        (r#"return getmetatable(true)"#, b"$-1\r\n"),
+        (r#"return type(getmetatable(''))"#, b"$5\r\ntable\r\n"),
+        (r#"return getmetatable(function() end)"#, b"$-1\r\n"),
+        (r#"return getmetatable(coroutine.create(function() end))"#, b"$-1\r\n"),
+        (r#"return type(getmetatable(cjson.null))"#, b"$3\r\nnil\r\n"),
+        (r#"setmetatable('', {})"#, b"-ERR user_script:1: bad argument #1 to 'setmetatable' (table expected, got string) script: 91173895e527b5f4cefaa43274b7624119755c62, on @user_script:1.\r\n"),
+        (r#"setmetatable(1, {})"#, b"-ERR user_script:1: bad argument #1 to 'setmetatable' (table expected, got number) script: ffabce3cc23f006ee7f408dacb056fa39cdb178f, on @user_script:1.\r\n"),
+        (r#"getmetatable('').__add = function() return 1 end"#, b"-ERR user_script:1: Attempt to modify a readonly table script: 3db6c99373d2b623f1026aace1ca37028b315b16, on @user_script:1.\r\n"),
+        (r#"getmetatable('').__index = function() return 'hijacked' end"#, b"-ERR user_script:1: Attempt to modify a readonly table script: b1af4cf8ee931c949896d3fc04fbfdf264487c4b, on @user_script:1.\r\n"),
+        (r#"local mt = getmetatable('') rawset(mt, '__index', {})"#, b"-ERR Attempt to modify a readonly table script: b5fa9b6f1c9a18d34c7c4f9276c61246f54aaf77, on @user_script:1.\r\n"),
+        (r#"local mt = getmetatable('') setmetatable(mt, {})"#, b"-ERR Attempt to modify a readonly table script: 368cb6942f949c7d203175de9ee24c849cf9f095, on @user_script:1.\r\n"),
+        (r#"getmetatable(_G).__index = nil"#, b"-ERR user_script:1: Attempt to modify a readonly table script: 1ec4f48ee3d02bfee5da8ba9aeab8a503d3032f1, on @user_script:1.\r\n"),
+        (r#"return rawequal(getmetatable('').__index, string)"#, b":1\r\n"),
+        (r#"return ('x'):upper()"#, b"$1\r\nX\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2025-46819: the lexer read out of bounds on crafted long-string delimiters. Long
+/// strings, comments, delimiters of 5000 `=` and unfinished strings: the same compile
+/// errors as redis-server 7.0.15 (`[[` inside a long string is text, as there).
+#[test]
+fn cve_2025_46819_lexer_long_strings() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return [="#, b"-ERR Error compiling script (new function): user_script:1: invalid long string delimiter near '[='\r\n"),
+        (r#"return [==[x"#, b"-ERR Error compiling script (new function): user_script:1: unfinished long string near '<eof>'\r\n"),
+        (r#"return [=["#, b"-ERR Error compiling script (new function): user_script:1: unfinished long string near '<eof>'\r\n"),
+        (r#"return [=="#, b"-ERR Error compiling script (new function): user_script:1: invalid long string delimiter near '[=='\r\n"),
+        (r#"return ]=]"#, b"-ERR Error compiling script (new function): user_script:1: unexpected symbol near ']'\r\n"),
+        (r#"return '\\"#, b"-ERR Error compiling script (new function): user_script:1: unfinished string near '<eof>'\r\n"),
+        (r#"return "abc"#, b"-ERR Error compiling script (new function): user_script:1: unfinished string near '<eof>'\r\n"),
+        (r#"return [[abc"#, b"-ERR Error compiling script (new function): user_script:1: unfinished long string near '<eof>'\r\n"),
+        (r#"--[==[ comment"#, b"-ERR Error compiling script (new function): user_script:1: unfinished long comment near '<eof>'\r\n"),
+        (r#"return 1 --[="#, b":1\r\n"),
+        (r#"return [=x"#, b"-ERR Error compiling script (new function): user_script:1: invalid long string delimiter near '[='\r\n"),
+        (r#"return 'a\\"#, b"-ERR Error compiling script (new function): user_script:1: unfinished string near '<eof>'\r\n"),
+        (r#"return '\\9999'"#, b"$5\r\n\\9999\r\n"),
+        (r#"return '\\300'"#, b"$4\r\n\\300\r\n"),
+        (r#"return 0x"#, b"-ERR Error compiling script (new function): user_script:1: malformed number near '0x'\r\n"),
+        (r#"return 1e"#, b"-ERR Error compiling script (new function): user_script:1: malformed number near '1e'\r\n"),
+        (r#"return 1e+"#, b"-ERR Error compiling script (new function): user_script:1: malformed number near '1e+'\r\n"),
+        (r#"return .."#, b"-ERR Error compiling script (new function): user_script:1: unexpected symbol near '..'\r\n"),
+        (r#"return ..."#, b"$-1\r\n"),
+        (r#"return [[a[[b]]"#, b"$4\r\na[[b\r\n"),
+        (r#"return [[a[[b]]c]]"#, b"-ERR Error compiling script (new function): user_script:1: '<eof>' expected near 'c'\r\n"),
+        (
+            r#"--[[ a [[ b ]]
+return 1"#,
+            b":1\r\n",
+        ),
+        (
+            r#"return '\\
+'"#,
+            b"-ERR Error compiling script (new function): user_script:1: unfinished string near ''\\'\r\n",
+        ),
+    ];
+    scripts_as_recorded(&mut h, cases);
+    let long: [(String, &[u8]); 3] = [
+        (format!("return [{}[x", "=".repeat(5000)), b"-ERR Error compiling script (new function): user_script:1: unfinished long string near '<eof>'\r\n"),
+        (format!("return [{}", "=".repeat(5000)), b"-ERR Error compiling script (new function): user_script:1: invalid long string delimiter near '[========================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================================'\r\n"),
+        (format!("return [[{}", "a".repeat(100000)), b"-ERR Error compiling script (new function): user_script:1: unfinished long string near '<eof>'\r\n"),
+    ];
+    for (script, want) in &long {
+        assert_eq!(&h.raw(&[&b"EVAL"[..], script.as_bytes(), b"0"])[..], *want, "{}", &script[..20]);
+    }
+    still_serves(&mut h);
+}
+
+/// CVE-2025-49844: the parser did not anchor its chunk name, so a collection during
+/// parsing (memory pressure, collectgarbage, loadstring of a big source) could free it.
+/// Same replies as redis-server 7.0.15 for loadstring under collections and big sources.
+#[test]
+fn cve_2025_49844_parsing_under_collections() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"local big = {} for i = 1, 50 do big[i] = string.rep(tostring(i), 10000) end big = nil local src = 'local t = {' .. string.rep('"s", ', 20000) .. '} return #t' collectgarbage('collect') local f = loadstring(src) collectgarbage('collect') return f()"#, b":20000\r\n"),
+        (r#"local parts = {} for i = 1, 20000 do parts[i] = 'local v' .. (i % 150) .. ' = "k' .. i .. '"' end local src = table.concat(parts, ' ') .. ' return 1' for i = 1, 5 do collectgarbage('collect') assert(loadstring(src)) end return 'ok'"#, b"-ERR user_script:1: [string \"local v1 = \"k1\" local v2 = \"k2\" local v3 = \"k3\" local v4 = \"k4\"...\"]:1: main function has more than 200 local variables script: a734bb688e76a00b472afee6eabc8c9b5cf4cee9, on @user_script:1.\r\n"),
+        (r#"local n = 0 for i = 1, 200 do local f = loadstring('return ' .. string.rep('"' .. i .. '" .. ', 50) .. '""') collectgarbage('step', 1000) n = n + #f() end return n"#, b":24600\r\n"),
+        (r#"return select('#', loadstring(string.rep('x', 100) .. '('))"#, b":2\r\n"),
+        (r#"return {loadstring(string.rep('local a = 1 ', 300))}"#, b"*0\r\n"),
+        (r#"return {loadstring('return ' .. string.rep('(', 300) .. '1' .. string.rep(')', 300))}"#, b"*0\r\n"),
+        (r#"return {loadstring(string.rep('do ', 300) .. string.rep('end ', 300))}"#, b"*0\r\n"),
+        (r#"return {pcall(loadstring, 'x', {})}"#, b"*2\r\n$-1\r\n$51\r\nbad argument #2 to '?' (string expected, got table)\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
+}
+
+/// CVE-2025-67733, the Lua half: error_reply, {err=…}, {ok=…} and error() with CR/LF.
+/// Same bytes as redis-server 7.0.15: CR and LF inside become spaces, those at the end of
+/// an error are trimmed, so a reply never ends early.
+#[test]
+fn cve_2025_67733_script_replies_never_carry_crlf() {
+    let mut h = H::new();
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return redis.error_reply('x\r\n+OK')"#, b"-ERR x  +OK\r\n"),
+        (r#"return {err='x\r\n:1'}"#, b"-x  :1\r\n"),
+        (r#"return redis.status_reply('a\r\nb')"#, b"+a  b\r\n"),
+        (r#"return {ok='a\r\nb'}"#, b"+a  b\r\n"),
+        (r#"error({err='a\nb'})"#, b"-a b script: fd4b8e0fc48d2651667f6af9dcdd166b7b0255ed, on @user_script:1.\r\n"),
+        (r#"error('a\r\nb')"#, b"-ERR user_script:1: a  b script: 9651526a9f202dabbb853951a21a9aa00e6d7e2e, on @user_script:1.\r\n"),
+        (r#"return redis.error_reply('-\r\n')"#, b"-ERR \r\n"),
+        (r#"return redis.pcall('nosuch\r\nPING')"#, b"-ERR Unknown Redis command called from script\r\n"),
+        (
+            r#"return redis.call('nosuch\r\nPING')"#,
+            b"-ERR Unknown Redis command called from script script: 8eae1dc92b03bc4e490f5019129d4e51506c4b7d, on @user_script:1.\r\n",
+        ),
+        (r#"return {err='-WRONG\r\n+OK\r\n'}"#, b"--WRONG  +OK\r\n"),
+        (r#"error('\r\n')"#, b"-ERR user_script:1:    script: 5129ba28a278fe1269ed9f78ff880db56d845431, on @user_script:1.\r\n"),
+        (r#"return {err='\r\n'}"#, b"-\r\n"),
+        (r#"return {err='x\n\n\r'}"#, b"-x\r\n"),
+        (r#"return {err='\nx'}"#, b"- x\r\n"),
+        (r#"return {err=''}"#, b"-\r\n"),
+        (r#"return {1, {err='e\r\n'}, {ok='o\r\n'}}"#, b"*3\r\n:1\r\n-e\r\n+o  \r\n"),
+        (r#"return {ok='\r\n'}"#, b"+  \r\n"),
+        (r#"return redis.status_reply('x\n')"#, b"+x \r\n"),
+        (r#"return redis.error_reply('x\n')"#, b"-ERR x\r\n"),
+        (r#"return redis.error_reply('-CODE x\r\n')"#, b"-CODE x\r\n"),
+        (r#"error({err='x\r\n'})"#, b"-x   script: 39a4b58618baaa4f30428ac2892ba7c45f75bab8, on @user_script:1.\r\n"),
+    ];
+    scripts_as_recorded(&mut h, cases);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -206,8 +206,12 @@ fn a_script_cannot_hold_the_shard() {
     // A small budget keeps the test quick: 1 ms of busy-reply-threshold.
     ck(&mut h, "CONFIG SET busy-reply-threshold 1", OK);
     let killed = "-ERR Script killed: it ran past its execution budget (busy-reply-threshold) script: ";
-    assert!(eval(&mut h, "while true do end", &[], &[]).starts_with(killed));
-    // pcall cannot catch the stop.
+    // A script that cannot yield (inside EXEC; tests/busy_script.rs has the ones that can,
+    // which SCRIPT KILL stops) ends at its budget.
+    ck(&mut h, "MULTI", "+OK\r\n");
+    assert_eq!(eval(&mut h, "while true do end", &[], &[]), "+QUEUED\r\n");
+    assert!(h.c("EXEC").starts_with(&format!("*1\r\n{killed}")));
+    // pcall cannot catch the stop, and no yield comes inside it.
     assert!(eval(&mut h, "while true do pcall(function() while true do end end) end", &[], &[]).starts_with(killed));
     // A pattern that backtracks forever inside one C call counts its steps too.
     assert!(eval(&mut h, "return string.find(string.rep('a', 80), '.-.-.-.-.-.-.-b')", &[], &[]).starts_with(killed));
@@ -449,4 +453,279 @@ fn a_set_sorted_and_stored_by_a_script_replays_the_same() {
     let mut replica = memoria_core::Engine::new(99);
     replica.apply(&h.effects, (h.now_ms + 1) * 1000).unwrap();
     assert_eq!(replica.digest(), h.e.digest());
+}
+
+/// EVAL's reply as bytes (cmsgpack and struct produce binary strings).
+fn eval_bytes(h: &mut H, script: &str) -> Vec<u8> {
+    h.raw(&[&b"EVAL"[..], script.as_bytes(), b"0"])
+}
+
+#[track_caller]
+fn replies_as_recorded(h: &mut H, cases: &[(&str, &[u8])]) {
+    for (script, want) in cases {
+        let got = eval_bytes(h, script);
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want), "{script}");
+        assert_eq!(&got[..], *want, "{script}");
+    }
+}
+
+#[test]
+fn the_cmsgpack_library() {
+    let mut h = H::new();
+    // redis-server 7.0.15's replies: encodings of every type and length class, the array
+    // rule, the nesting limit, unpack's offsets, limits and errors, and the stack limits.
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return cmsgpack.pack(0,127,128,255,256,65535,65536,4294967295,4294967296,2^53,2^63,-2^63,2^64,-1,-32,-33,-128,-129,-32768,-32769,-2147483648,-2147483649)"#, b"$90\r\n\x00\x7f\xcc\x80\xcc\xff\xcd\x01\x00\xcd\xff\xff\xce\x00\x01\x00\x00\xce\xff\xff\xff\xff\xcf\x00\x00\x00\x01\x00\x00\x00\x00\xcf\x00 \x00\x00\x00\x00\x00\x00\xca_\x00\x00\x00\xd3\x80\x00\x00\x00\x00\x00\x00\x00\xca_\x80\x00\x00\xff\xe0\xd0\xdf\xd0\x80\xd1\xff\x7f\xd1\x80\x00\xd2\xff\xff\x7f\xff\xd2\x80\x00\x00\x00\xd3\xff\xff\xff\xff\x7f\xff\xff\xff\r\n"),
+        (r#"return cmsgpack.pack(0.5,-0.5,1.1,1e300,1/0,-1/0,-0.0,3.4e38,1e-45,0.1)"#, b"$66\r\n\xca?\x00\x00\x00\xca\xbf\x00\x00\x00\xcb?\xf1\x99\x99\x99\x99\x99\x9a\xcb~7\xe4<\x88\x00u\x9c\xca\x7f\x80\x00\x00\xca\xff\x80\x00\x00\x00\xcbG\xef\xf93\xc7\x8c\xdf\xad\xcb6\x96\xd6\x01\xad7j\xb9\xcb?\xb9\x99\x99\x99\x99\x99\x9a\r\n"),
+        (r#"return cmsgpack.pack(0/0)"#, b"$9\r\n\xcb\xff\xf8\x00\x00\x00\x00\x00\x00\r\n"),
+        (r#"return cmsgpack.pack(true,false,nil)"#, b"$3\r\n\xc3\xc2\xc0\r\n"),
+        (r#"return cmsgpack.pack('', 'a', '1', 1)"#, b"$6\r\n\xa0\xa1a\xa11\x01\r\n"),
+        (r#"return cmsgpack.pack(string.rep('a',31))"#, b"$32\r\n\xbfaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n"),
+        (r#"return cmsgpack.pack(string.rep('a',32)):sub(1,3)"#, b"$3\r\n\xd9 a\r\n"),
+        (r#"return cmsgpack.pack(string.rep('a',255)):sub(1,3)"#, b"$3\r\n\xd9\xffa\r\n"),
+        (r#"return cmsgpack.pack(string.rep('a',256)):sub(1,4)"#, b"$4\r\n\xda\x01\x00a\r\n"),
+        (r#"return cmsgpack.pack(string.rep('a',65535)):sub(1,4)"#, b"$4\r\n\xda\xff\xffa\r\n"),
+        (r#"return cmsgpack.pack(string.rep('a',65536)):sub(1,6)"#, b"$6\r\n\xdb\x00\x01\x00\x00a\r\n"),
+        (r#"return #cmsgpack.pack(string.rep('a',65536))"#, b":65541\r\n"),
+        (r#"return cmsgpack.pack({})"#, b"$1\r\n\x90\r\n"),
+        (r#"return cmsgpack.pack({1,2,nil,4})"#, b"$7\r\n\x83\x01\x01\x02\x02\x04\x04\r\n"),
+        (r#"return cmsgpack.pack({[1]=1,[3]=3})"#, b"$5\r\n\x82\x01\x01\x03\x03\r\n"),
+        (r#"return cmsgpack.pack({[2]=1,[1]=3})"#, b"$3\r\n\x92\x03\x01\r\n"),
+        (r#"return cmsgpack.pack({[1.5]=1})"#, b"$7\r\n\x81\xca?\xc0\x00\x00\x01\r\n"),
+        (r#"return cmsgpack.pack({[0]=1})"#, b"$3\r\n\x81\x00\x01\r\n"),
+        (r#"return cmsgpack.pack({[-1]=1})"#, b"$3\r\n\x81\xff\x01\r\n"),
+        (r#"return cmsgpack.pack({[2^31]=1})"#, b"$7\r\n\x81\xce\x80\x00\x00\x00\x01\r\n"),
+        (r#"return cmsgpack.pack({[2^31-1]=1})"#, b"$7\r\n\x81\xce\x7f\xff\xff\xff\x01\r\n"),
+        (r#"return cmsgpack.pack({a=1,b=2,c=3})"#, b"$10\r\n\x83\xa1a\x01\xa1c\x03\xa1b\x02\r\n"),
+        (r#"return cmsgpack.pack({1,2,a=3})"#, b"$8\r\n\x83\x01\x01\x02\x02\xa1a\x03\r\n"),
+        (r#"return cmsgpack.pack({[true]=1})"#, b"$3\r\n\x81\xc3\x01\r\n"),
+        (r#"return cmsgpack.pack({[{}]=1})"#, b"$3\r\n\x81\x90\x01\r\n"),
+        (r#"return cmsgpack.pack({{}, {{}}, {a={b={}}}})"#, b"$11\r\n\x93\x90\x91\x90\x81\xa1a\x81\xa1b\x90\r\n"),
+        (r#"local t={} for i=1,15 do t[i]=i end return cmsgpack.pack(t)"#, b"$16\r\n\x9f\x01\x02\x03\x04\x05\x06\x07\x08\x09\n\x0b\x0c\r\x0e\x0f\r\n"),
+        (r#"local t={} for i=1,16 do t[i]=i end return cmsgpack.pack(t)"#, b"$19\r\n\xdc\x00\x10\x01\x02\x03\x04\x05\x06\x07\x08\x09\n\x0b\x0c\r\x0e\x0f\x10\r\n"),
+        (r#"local t={} for i=1,65536 do t[i]=0 end return cmsgpack.pack(t):sub(1,6)"#, b"$6\r\n\xdd\x00\x01\x00\x00\x00\r\n"),
+        (r#"local t={} for i=1,15 do t['k'..i]=i end return cmsgpack.pack(t):sub(1,1)"#, b"$1\r\n\x8f\r\n"),
+        (r#"local t={} for i=1,16 do t['k'..i]=0 end return cmsgpack.pack(t):sub(1,3)"#, b"$3\r\n\xde\x00\x10\r\n"),
+        (r#"local t={} for i=1,65536 do t['k'..i]=0 end return cmsgpack.pack(t):sub(1,6)"#, b"$6\r\n\xdf\x00\x01\x00\x00\xa6\r\n"),
+        (r#"local t = setmetatable({}, {__index=function() return 5 end}) t[1]=1 t[2]=2 return cmsgpack.pack(t)"#, b"$3\r\n\x92\x01\x02\r\n"),
+        (r#"return cmsgpack.pack(redis.call('ping'))"#, b"$9\r\n\x81\xa2ok\xa4PONG\r\n"),
+        (r#"return cmsgpack.pack(function() end, coroutine.create(function() end), cjson.null)"#, b"$3\r\n\xc0\xc0\xc0\r\n"),
+        (r#"local t={} local c=t for i=1,20 do c[1]={} c=c[1] end return cmsgpack.pack(t)"#, b"$17\r\n\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\xc0\r\n"),
+        (r#"local t={} t[1]=t return cmsgpack.pack(t)"#, b"$17\r\n\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\x91\xc0\r\n"),
+        (r#"local t={} t.a=t return cmsgpack.pack(t)"#, b"$49\r\n\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\x81\xa1a\xc0\r\n"),
+        (r#"local t={} for i=1,4000 do t[i]=1 end return #cmsgpack.pack(unpack(t))"#, b":4000\r\n"),
+        (r#"local t={} for i=1,4001 do t[i]=1 end return #cmsgpack.pack(unpack(t))"#, b"-ERR user_script:1: bad argument #0 to 'pack' (Too many arguments for MessagePack pack.) script: 9769d4ff487c7f0631d229a45bb21edda0436b78, on @user_script:1.\r\n"),
+        (r#"local t={} for i=1,3999 do t[i]=1 end t[4000]={} return #cmsgpack.pack(unpack(t))"#, b"-ERR user_script:1: stack overflow (in function table_is_an_array) script: 490bbba6a2455217e4f1f93b0ec2a939de2a069a, on @user_script:1.\r\n"),
+        (r#"local t={} for i=1,3998 do t[i]=1 end t[3999]={a=1} return #cmsgpack.pack(unpack(t))"#, b"-ERR user_script:1: stack overflow (in function mp_encode_lua_table_as_map) script: d61a1ede16683608f639641ac67b723dff1edf62, on @user_script:1.\r\n"),
+        (r#"local t={} for i=1,3997 do t[i]=1 end t[3998]={{{{{{1}}}}}} return #cmsgpack.pack(unpack(t))"#, b"-ERR user_script:1: stack overflow (in function table_is_an_array) script: 6ec0ba262f617c2c4cdb80e9c4bde7072ad846be, on @user_script:1.\r\n"),
+        (r#"local t={} for i=1,3990 do t[i]=1 end t[3991]={a={b={c={d={e=string.rep('x', 300)}}}}} return #cmsgpack.pack(unpack(t))"#, b":4308\r\n"),
+        (r#"return cmsgpack.pack()"#, b"-ERR user_script:1: bad argument #0 to 'pack' (MessagePack pack needs input.) script: 6bc235afa55de88253e203cc5fe5844792e25209, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack(cmsgpack.pack(1, 'two', {3, {4}}, -5.5))"#, b":1\r\n"),
+        (r#"local t = cmsgpack.unpack(cmsgpack.pack({1, 'two', {3, {4}}, -5.5, 2^40, true})) return {t[1], t[2], t[3][2][1], tostring(t[4]), tostring(t[5]), tostring(t[6])}"#, b"*6\r\n:1\r\n$3\r\ntwo\r\n:4\r\n$4\r\n-5.5\r\n$13\r\n1099511627776\r\n$4\r\ntrue\r\n"),
+        (r#"local t = cmsgpack.unpack(cmsgpack.pack({a = 1, b = {c = 'd'}})) return {t.a, t.b.c}"#, b"*2\r\n:1\r\n$1\r\nd\r\n"),
+        (r#"return {cmsgpack.unpack('')}"#, b"*0\r\n"),
+        (r#"return tostring(cmsgpack.unpack('\207\255\255\255\255\255\255\255\255'))"#, b"$2\r\n-1\r\n"),
+        (r#"return tostring(cmsgpack.unpack('\211\255\255\255\255\255\255\255\255'))"#, b"$2\r\n-1\r\n"),
+        (r#"return tostring(cmsgpack.unpack('\207\128\0\0\0\0\0\0\1'))"#, b"$20\r\n-9.2233720368548e+18\r\n"),
+        (r#"return {cmsgpack.unpack('\204\200\205\1\0\206\255\255\255\255\208\128\209\128\0\210\128\0\0\0\224\127')}"#, b"*8\r\n:200\r\n:256\r\n:4294967295\r\n:-128\r\n:-32768\r\n:-2147483648\r\n:-32\r\n:127\r\n"),
+        (r#"return {tostring(cmsgpack.unpack('\202\63\192\0\0')), tostring(cmsgpack.unpack('\203\63\185\153\153\153\153\153\154'))}"#, b"*2\r\n$3\r\n1.5\r\n$3\r\n0.1\r\n"),
+        (r#"return {cmsgpack.unpack('\217\3abc\218\0\2de\219\0\0\0\1f\163ghi')}"#, b"*4\r\n$3\r\nabc\r\n$2\r\nde\r\n$1\r\nf\r\n$3\r\nghi\r\n"),
+        (r#"return {cmsgpack.unpack('\192\195\194')}"#, b"*0\r\n"),
+        (r#"return cmsgpack.unpack('\196\1a')"#, b"-ERR user_script:1: Bad data format in input. script: 6f8b916f0f73238529184461236248e68f5e450b, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\212\1a')"#, b"-ERR user_script:1: Bad data format in input. script: e2634880d25e15e8504cea57d10122ff308dc609, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\193')"#, b"-ERR user_script:1: Bad data format in input. script: dc135bd7bc2955014f03280e151acf74360378e7, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\145')"#, b"-ERR user_script:1: Missing bytes in input. script: e5a6d131d7141fcb79a9f44b543166f94c2e8503, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\217\5ab')"#, b"-ERR user_script:1: Missing bytes in input. script: 4786898a48a78ac801277112819f33cfb692cdbc, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\221\255\255\255\255')"#, b"-ERR user_script:1: Missing bytes in input. script: d927de6b02ace026366ff615f6b86eded580403b, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\219\255\255\255\255ab')"#, b"-ERR user_script:1: Missing bytes in input. script: 69838dbcd8b1d510a0f4ce4f6b7959bda273abd1, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\130\192\1\192')"#, b"-ERR table index is nil script: bb35c88d853593bf014f23699fbc1c9cf09bd06c, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\130\1\1\192')"#, b"-ERR user_script:1: Missing bytes in input. script: 528236f736c68de1755f5df05489de3e244f8663, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack('\129\203\255\248\0\0\0\0\0\0\1')"#, b"-ERR table index is NaN script: ef60e9999c7a14821e96d6d28622096c2f172bb3, on @user_script:1.\r\n"),
+        (r#"local t = cmsgpack.unpack('\148\192\1\192\2') return {#t, t[2], t[4]}"#, b"*3\r\n:0\r\n:1\r\n:2\r\n"),
+        (r#"return cmsgpack.unpack()"#, b"-ERR user_script:1: bad argument #1 to 'unpack' (string expected, got no value) script: 78103c0f3f46e5897cb5d2fad8dfb28bd38e0eeb, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack({})"#, b"-ERR user_script:1: bad argument #1 to 'unpack' (string expected, got table) script: 1bf8d78c3e2298775df6934cb05254905d2c8ddc, on @user_script:1.\r\n"),
+        (r#"return {cmsgpack.unpack(123)}"#, b"*3\r\n:49\r\n:50\r\n:51\r\n"),
+        (r#"return {cmsgpack.unpack_one('\1\2')}"#, b"*2\r\n:1\r\n:1\r\n"),
+        (r#"return {cmsgpack.unpack_one('\1\2', 1)}"#, b"*2\r\n:-1\r\n:2\r\n"),
+        (r#"return {cmsgpack.unpack_one('\1\2', 2)}"#, b"*1\r\n:-1\r\n"),
+        (r#"return cmsgpack.unpack_one('\1\2', 3)"#, b"-ERR user_script:1: Start offset 3 greater than input length 2. script: f5b53a38b545c7d133d0eeee87a52caa696f8342, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack_one('\1\2', -5)"#, b"-ERR user_script:1: Invalid request to unpack with offset of -5 and limit of 2. script: 4c5749c7037599d2d8f13acf4847a9a78a55e653, on @user_script:1.\r\n"),
+        (r#"return {cmsgpack.unpack_one('\1\2', 1.5)}"#, b"*2\r\n:-1\r\n:2\r\n"),
+        (r#"return {cmsgpack.unpack_one(string.rep('a', 300), 2^32+1)}"#, b"-ERR user_script:1: Start offset 1 greater than input length 300. script: 01cfa9fe1d741417c90870ff94b128a8b0164e7a, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack_one()"#, b"-ERR user_script:1: bad argument #1 to 'unpack_one' (string expected, got no value) script: eb943cbabab4c1be475b701d22aeca8aa78bd649, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack_one('a', 'x')"#, b"-ERR user_script:1: bad argument #2 to 'unpack_one' (number expected, got string) script: 3bded022a4c90efc12844902ed1cfa2da192533d, on @user_script:1.\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', 0)}"#, b"*3\r\n:1\r\n:2\r\n:3\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', 0, 1)}"#, b"*1\r\n:1\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', 0, 3)}"#, b"*1\r\n:-1\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', 2, 0)}"#, b"*3\r\n:2\r\n:1\r\n:2\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', 5, 0)}"#, b"*4\r\n:-1\r\n:1\r\n:2\r\n:3\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', 1.9)}"#, b"*2\r\n:1\r\n:1\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', -0.5)}"#, b"*3\r\n:1\r\n:2\r\n:3\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', 2^32+1)}"#, b"*4\r\n:-1\r\n:1\r\n:2\r\n:3\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', 1, '2')}"#, b"*2\r\n:-1\r\n:3\r\n"),
+        (r#"return {cmsgpack.unpack_limit('\1\2\3', '1', 1, 'extra')}"#, b"*2\r\n:2\r\n:2\r\n"),
+        (r#"return cmsgpack.unpack_limit('\1\2', -1)"#, b"-ERR user_script:1: Invalid request to unpack with offset of 0 and limit of 2. script: 51ca81ee99bccc1470ca28016cedff949a56b245, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack_limit('\1\2\3', 0, -1)"#, b"-ERR user_script:1: Invalid request to unpack with offset of -1 and limit of 3. script: c2a0d96d8da550c74514aaf9d7705fc7d4f52523, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack_limit('\1\2\3', 1/0)"#, b"-ERR user_script:1: Invalid request to unpack with offset of 0 and limit of 3. script: ed1606d21cecc4616a2bb8e6db22a4e7af962a70, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack_limit('\1\2\3', 1, 2^32+2)"#, b"-ERR user_script:1: Start offset 2 greater than input length 3. script: eaa63659a257f5ebd3787f9286c5f3887496110d, on @user_script:1.\r\n"),
+        (r#"return cmsgpack.unpack_limit('a')"#, b"-ERR user_script:1: bad argument #2 to 'unpack_limit' (number expected, got no value) script: 322919891a19a9d580a3cd7db27baf0031842e1d, on @user_script:1.\r\n"),
+        (r#"return {cmsgpack.unpack_one('\1\2\145', 2)}"#, b"-ERR user_script:1: Missing bytes in input. script: 025263fd6f19056e5b84dabb17633a1d485f60f3, on @user_script:1.\r\n"),
+        (r#"local ok, e = pcall(cmsgpack.unpack, string.rep('\145', 3999)..'\1') return {tostring(ok), type(e)}"#, b"*2\r\n$4\r\ntrue\r\n$5\r\ntable\r\n"),
+        (r#"return {pcall(cmsgpack.unpack, string.rep('\145', 4000)..'\1')}"#, b"*2\r\n$-1\r\n$51\r\nstack overflow (in function mp_decode_to_lua_array)\r\n"),
+        (r#"return {pcall(cmsgpack.unpack, string.rep('\145', 100000))}"#, b"*2\r\n$-1\r\n$51\r\nstack overflow (in function mp_decode_to_lua_array)\r\n"),
+        (r#"local ok, e = pcall(cmsgpack.unpack, string.rep('\129\1', 3999)..'\1') return {tostring(ok), type(e)}"#, b"*2\r\n$4\r\ntrue\r\n$5\r\ntable\r\n"),
+        (r#"return {pcall(cmsgpack.unpack, string.rep('\129\1', 4000)..'\1')}"#, b"*2\r\n$-1\r\n$88\r\nstack overflow (too many return values at once; use unpack_one or unpack_limit instead.)\r\n"),
+        (r#"return {pcall(cmsgpack.unpack, string.rep('\129', 7990)..'\1')}"#, b"*2\r\n$-1\r\n$23\r\nMissing bytes in input.\r\n"),
+        (r#"return {pcall(cmsgpack.unpack, string.rep('\129', 8000)..'\1')}"#, b"*2\r\n$-1\r\n$88\r\nstack overflow (too many return values at once; use unpack_one or unpack_limit instead.)\r\n"),
+        (r#"return select('#', cmsgpack.unpack(string.rep('\1', 7998)))"#, b":7998\r\n"),
+        (r#"return {pcall(cmsgpack.unpack, string.rep('\1', 8000))}"#, b"*2\r\n$-1\r\n$88\r\nstack overflow (too many return values at once; use unpack_one or unpack_limit instead.)\r\n"),
+        (r#"return cmsgpack.unpack(string.rep('\1', 20000))"#, b"-ERR user_script:1: stack overflow (too many return values at once; use unpack_one or unpack_limit instead.) script: 39fa2440ac226aca947348ad3930212d0efa5da6, on @user_script:1.\r\n"),
+        (r#"return {cmsgpack._NAME, cmsgpack._VERSION, cmsgpack._COPYRIGHT, cmsgpack._DESCRIPTION}"#, b"*4\r\n$8\r\ncmsgpack\r\n$18\r\nlua-cmsgpack 0.4.0\r\n$40\r\nCopyright (C) 2012, Salvatore Sanfilippo\r\n$36\r\nMessagePack C implementation for Lua\r\n"),
+        (r#"local t={} for k in pairs(cmsgpack) do t[#t+1]=k end return t"#, b"*8\r\n$12\r\n_DESCRIPTION\r\n$4\r\npack\r\n$5\r\n_NAME\r\n$6\r\nunpack\r\n$10\r\n_COPYRIGHT\r\n$8\r\n_VERSION\r\n$10\r\nunpack_one\r\n$12\r\nunpack_limit\r\n"),
+        (r#"cmsgpack.pack = nil"#, b"-ERR user_script:1: Attempt to modify a readonly table script: 5042404704fad295e580fc47e5d8ea1e0f53184c, on @user_script:1.\r\n"),
+        (r#"cmsgpack.x = 1"#, b"-ERR user_script:1: Attempt to modify a readonly table script: edc37f253da3f6309c390d070dd82c01e3a4920e, on @user_script:1.\r\n"),
+    ];
+    replies_as_recorded(&mut h, cases);
+    // Round trips of many values of every kind (redis-server 7.0.15: the same counts).
+    let round_trips: &[(&str, &[u8])] = &[
+        (
+            "local t = {} for i = 1, 300 do t[i] = {i, -i * 1000003, i / 7, tostring(i), i % 2 == 0} end local u = cmsgpack.unpack(cmsgpack.pack(t)) for i = 1, 300 do for j = 1, 5 do assert(u[i][j] == t[i][j]) end end return #u",
+            b":300\r\n",
+        ),
+        (
+            "local s = '' for i = 0, 255 do s = s .. string.char(i) end local t = {} for n = 0, 70000, 997 do t[#t + 1] = string.rep(s, n / 256 + 1):sub(1, n) end local u = {cmsgpack.unpack(cmsgpack.pack(unpack(t)))} for i = 1, #t do assert(u[i] == t[i]) end return #u",
+            b":71\r\n",
+        ),
+    ];
+    replies_as_recorded(&mut h, round_trips);
+}
+
+#[test]
+fn the_struct_library() {
+    let mut h = H::new();
+    // redis-server 7.0.15's replies (x86-64: `l`, `L`, `T` are 8 bytes, the order little-endian).
+    let cases: &[(&str, &[u8])] = &[
+        (r#"return struct.pack('bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7)"#, b"$38\r\n\xff\xff\xfe\xff\xff\xff\xfd\xff\xff\xff\xff\xff\xff\xff\x04\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\xfa\xff\xff\xff\x07\x00\x00\x00\r\n"),
+        (r#"return struct.pack('>bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7)"#, b"$38\r\n\xff\xff\xff\xfe\xff\xff\xff\xff\xff\xff\xff\xff\xff\xfd\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00\x05\xff\xff\xff\xfa\x00\x00\x00\x07\r\n"),
+        (r#"return struct.pack('<i3', -2) .. struct.pack('>i3', 2^23) .. struct.pack('<I3', -1)"#, b"$9\r\n\xfe\xff\xff\x80\x00\x00\xff\xff\xff\r\n"),
+        (r#"return struct.pack('i16', -1) .. struct.pack('>i16', -1)"#, b"$32\r\n\xff\xff\xff\xff\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\r\n"),
+        (r#"return struct.pack('I16', 2^64-1) .. struct.pack('i0', 5) .. struct.pack('i32', 5)"#, b"$48\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\r\n"),
+        (r#"return struct.pack('b', 300) .. struct.pack('b', '12')"#, b"$2\r\n,\x0c\r\n"),
+        (r#"return struct.pack('LLLLLL', 2^63, 2^64, 1e30, 0/0, 1/0, 1.9)"#, b"$48\r\n\x00\x00\x00\x00\x00\x00\x00\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\r\n"),
+        (r#"return struct.pack('llll', -1e30, -1/0, -1.9, 9007199254740993)"#, b"$32\r\n\x00\x00\x00\x00\x00\x00\x00\x80\x00\x00\x00\x00\x00\x00\x00\x80\xff\xff\xff\xff\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00 \x00\r\n"),
+        (r#"return struct.pack('f', 1.5) .. struct.pack('>f', 1.5) .. struct.pack('>f', 1e300) .. struct.pack('>f', 0/0)"#, b"$16\r\n\x00\x00\xc0??\xc0\x00\x00\x7f\x80\x00\x00\xff\xc0\x00\x00\r\n"),
+        (r#"return struct.pack('>d', 0.1) .. struct.pack('<d', 0.1)"#, b"$16\r\n?\xb9\x99\x99\x99\x99\x99\x9a\x9a\x99\x99\x99\x99\x99\xb9?\r\n"),
+        (r#"return struct.pack('c3', 'abcdef') .. struct.pack('c0', 'abcdef') .. struct.pack('c', 'abcdef') .. struct.pack('c0', '')"#, b"$10\r\nabcabcdefa\r\n"),
+        (r#"return struct.pack('s', 'ab') .. struct.pack('s', 'a\0b')"#, b"$7\r\nab\x00a\x00b\x00\r\n"),
+        (r#"return struct.pack('x') .. struct.pack('bxb', 1, 2) .. struct.pack('', 1) .. struct.pack('>!', 1)"#, b"$4\r\n\x00\x01\x00\x02\r\n"),
+        (r#"return struct.pack('!4 b i', 1, 2) .. struct.pack('!2bi', 1, 2)"#, b"$14\r\n\x01\x00\x00\x00\x02\x00\x00\x00\x01\x00\x02\x00\x00\x00\r\n"),
+        (r#"return struct.pack('!8bd', 1, 2) .. struct.pack('!16bd', 1, 2)"#, b"$32\r\n\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00@\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00@\r\n"),
+        (r#"return struct.pack('!bi3', 1, 2) .. struct.pack('!bI6', 1, 2) .. struct.pack('!bi0', 1, 2)"#, b"$19\r\n\x01\x00\x00\x02\x00\x00\x01\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x01\r\n"),
+        (r#"return struct.pack('!bc3i', 1, 'abc', 2) .. struct.pack('!bsi', 1, 'abc', 2)"#, b"$20\r\n\x01abc\x02\x00\x00\x00\x01abc\x00\x00\x00\x00\x02\x00\x00\x00\r\n"),
+        (r#"return struct.pack('!b!i', 1, 2) .. struct.pack('!1i!', 1, 2) .. struct.pack('!1073741824b', 1)"#, b"$13\r\n\x01\x00\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00\x01\r\n"),
+        (r#"return struct.pack('b\0b', 1, 2) .. struct.pack(' b', 1)"#, b"$2\r\n\x01\x01\r\n"),
+        (r#"return struct.pack('c5', 'ab')"#, b"-ERR user_script:1: bad argument #3 to 'pack' (string too short) script: cec53901ab5000b5eccda51f64e59e716bdfd4ba, on @user_script:1.\r\n"),
+        (r#"return struct.pack('c', '')"#, b"-ERR user_script:1: bad argument #3 to 'pack' (string too short) script: 750fdab9894fc17bb192f214b59e020723e66d72, on @user_script:1.\r\n"),
+        (r#"return struct.pack('s2', 'abc')"#, b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option '2') script: 206ecca96baab0ab4b4bdad27b45829ea8d84ce9, on @user_script:1.\r\n"),
+        (r#"return struct.pack('z', 1)"#, b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option 'z') script: b1a49a62278d772f47cfca6a679bc33c0fa64430, on @user_script:1.\r\n"),
+        (r#"return struct.pack('=b', 1)"#, b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option '=') script: 551d0579533ffdba3436ef5726a61c9495e7e830, on @user_script:1.\r\n"),
+        (r#"return struct.pack('\200', 1)"#, b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option '\xc8') script: ee5fcbc61b3abd90394c61a25144b36ee960cf97, on @user_script:1.\r\n"),
+        (r#"return struct.pack(5, 1)"#, b"-ERR user_script:1: bad argument #1 to 'pack' (invalid format option '5') script: 24144d20a3f07e089b9c966d7c86f4fa6d7834ae, on @user_script:1.\r\n"),
+        (r#"return struct.pack('b', 'x')"#, b"-ERR user_script:1: bad argument #2 to 'pack' (number expected, got string) script: 4dd446e0275d5497e0d9aa9aba420730a071833c, on @user_script:1.\r\n"),
+        (r#"return struct.pack('b')"#, b"-ERR user_script:1: bad argument #2 to 'pack' (number expected, got nil) script: fd20463fb1ef62aa4fafca9dfa083b276ab7d453, on @user_script:1.\r\n"),
+        (r#"return struct.pack('ffff', 1, 2, 3)"#, b"-ERR user_script:1: bad argument #5 to 'pack' (number expected, got nil) script: a98da3f196c39986542cffcfa023c3a71fe906a7, on @user_script:1.\r\n"),
+        (r#"return struct.pack()"#, b"-ERR user_script:1: bad argument #1 to 'pack' (string expected, got no value) script: c9b8aed4f0633591e6252db264bf8b86b82828d5, on @user_script:1.\r\n"),
+        (r#"return struct.pack('i33', 5)"#, b"-ERR user_script:1: integral size 33 is larger than limit of 32 script: 9e4a0651b3a35c6e941fe8b3febf602cdf0f99fb, on @user_script:1.\r\n"),
+        (r#"return struct.pack('!3bd', 1, 2)"#, b"-ERR user_script:1: alignment 3 is not a power of 2 script: 9cb6074f4231809f42772e03d88e344f1395abcb, on @user_script:1.\r\n"),
+        (r#"return struct.pack('i99999999999', 1)"#, b"-ERR user_script:1: integral size overflow script: 55da9dc87c031781cab77cd7caa7180a2f334e7e, on @user_script:1.\r\n"),
+        (r#"return struct.pack('!2147483648', 1)"#, b"-ERR user_script:1: integral size overflow script: 7da680f6a77459503850258d0be1c29b8f06b89b, on @user_script:1.\r\n"),
+        (r#"return struct.pack('c2147483647', 'a')"#, b"-ERR user_script:1: bad argument #3 to 'pack' (string too short) script: 78fe7683c9860a008c9e60d4fcf3851540629e2b, on @user_script:1.\r\n"),
+        (r#"return struct.pack('c2147483648', 'a')"#, b"-ERR user_script:1: integral size overflow script: 09631919f28a2e546344b038ddcc76b31aeaa3d2, on @user_script:1.\r\n"),
+        (r#"return {struct.unpack('bBhH', '\255\255\254\255\255\255')}"#, b"*5\r\n:-1\r\n:255\r\n:-2\r\n:65535\r\n:7\r\n"),
+        (r#"return {struct.unpack('>lL', string.rep('\255', 16))}"#, b"*3\r\n:-1\r\n:-9223372036854775808\r\n:17\r\n"),
+        (r#"return {tostring(struct.unpack('<L', string.rep('\255', 8))), tostring(struct.unpack('<l', '\0\0\0\0\0\0\0\128'))}"#, b"*2\r\n$18\r\n1.844674407371e+19\r\n$20\r\n-9.2233720368548e+18\r\n"),
+        (r#"return {tostring(struct.unpack('<i16', string.rep('\255', 16))), tostring(struct.unpack('<i16', string.rep('\255', 8)..string.rep('\0',8))), tostring(struct.unpack('<i16', string.rep('\0', 8)..string.rep('\255',8)))}"#, b"*3\r\n$2\r\n-1\r\n$2\r\n-1\r\n$1\r\n0\r\n"),
+        (r#"return {tostring(struct.unpack('<I16', string.rep('\255', 16))), tostring(struct.unpack('<i9', '\0\0\0\0\0\0\0\128\0')), tostring(struct.unpack('<i9', '\0\0\0\0\0\0\0\0\128'))}"#, b"*3\r\n$18\r\n1.844674407371e+19\r\n$4\r\n-128\r\n$1\r\n0\r\n"),
+        (r#"return {struct.unpack('<i0', 'abc')}"#, b"*2\r\n:0\r\n:1\r\n"),
+        (r#"return {struct.unpack('<i3', '\255\255\255')}"#, b"*2\r\n:-1\r\n:4\r\n"),
+        (r#"return {struct.unpack('>i3', '\128\0\0')}"#, b"*2\r\n:-8388608\r\n:4\r\n"),
+        (r#"return {struct.unpack('f', struct.pack('f', 1.5))}"#, b"*2\r\n:1\r\n:5\r\n"),
+        (r#"return {tostring(struct.unpack('>f', struct.pack('>f', 0.1))), tostring(struct.unpack('<d', struct.pack('<d', 0.1)))}"#, b"*2\r\n$16\r\n0.10000000149012\r\n$3\r\n0.1\r\n"),
+        (r#"return {struct.unpack('c3', 'abcdef')}"#, b"*2\r\n$3\r\nabc\r\n:4\r\n"),
+        (r#"return {struct.unpack('bc0', '\3abcdef')}"#, b"*2\r\n$3\r\nabc\r\n:5\r\n"),
+        (r#"return {struct.unpack('Bc0', '\0abcdef')}"#, b"*2\r\n$0\r\n\r\n:2\r\n"),
+        (r#"return {struct.unpack('c1c0', '3abcdef')}"#, b"*2\r\n$3\r\nabc\r\n:5\r\n"),
+        (r#"return {struct.unpack('dc0', struct.pack('d', 2.5)..'abcdef')}"#, b"*2\r\n$2\r\nab\r\n:11\r\n"),
+        (r#"return {struct.unpack('dc0', struct.pack('d', 1/0)..'abcdef')}"#, b"*2\r\n$0\r\n\r\n:9\r\n"),
+        (r#"return {struct.unpack('s', 'ab\0cd')}"#, b"*2\r\n$2\r\nab\r\n:4\r\n"),
+        (r#"return {struct.unpack('xb', 'ab')}"#, b"*2\r\n:98\r\n:3\r\n"),
+        (r#"return {struct.unpack('b', 'ab', 2)}"#, b"*2\r\n:98\r\n:3\r\n"),
+        (r#"return {struct.unpack('b', 'ab', 1.9)}"#, b"*2\r\n:97\r\n:2\r\n"),
+        (r#"return {struct.unpack('', 'ab', 100)}"#, b"*1\r\n:100\r\n"),
+        (r#"return {struct.unpack('', '')}"#, b"*1\r\n:1\r\n"),
+        (r#"return {struct.unpack('b', 5)}"#, b"*2\r\n:53\r\n:2\r\n"),
+        (r#"return {struct.unpack('!4bi', '\1\0\0\0\2\0\0\0')}"#, b"*3\r\n:1\r\n:2\r\n:9\r\n"),
+        (r#"return {struct.unpack('!4 b i c2 x d', struct.pack('!4 b i c2 x d', 1, 2, 'hi', 3.5))}"#, b"*5\r\n:1\r\n:2\r\n$2\r\nhi\r\n:3\r\n:21\r\n"),
+        (r#"return {struct.unpack(string.rep('x', 10000)..'b', string.rep('a', 10001))}"#, b"*2\r\n:97\r\n:10002\r\n"),
+        (r#"return struct.unpack('c0', 'abcdef')"#, b"-ERR user_script:1: format 'c0' needs a previous size script: 657c011e048673882511c6c8bc88d93113f6ffe2, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('c1c0', 'xabcdef')"#, b"-ERR user_script:1: format 'c0' needs a previous size script: 87de845b38993d26c23ed3725207aedb58075e82, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('bc0', '\9abcdef')"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 79b5fa38960947275e75bbeb89dc57d0ffbaf3dc, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('dc0', struct.pack('d', -1)..'abcdef')"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 7b0a057bccec63f0152622797bb8e9e4be67483f, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('dc0', struct.pack('d', 0/0)..'abcdef')"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 57c77c25d91ef7512697ce5d4ce08c2689ec49c9, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('ss', 'ab\0cd')"#, b"-ERR user_script:1: unfinished string in data script: 0269f19ea27753025a291ba26e67ea71274847fb, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('b', 'ab', 3)"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: a7f0e7e893909deff18679549cc366c98b86d360, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('b', 'ab', 0)"#, b"-ERR user_script:1: bad argument #3 to 'unpack' (offset must be 1 or greater) script: 74d1dd3fab00dab3dcaf45d3ec7ae7b4cbc9d797, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('b', 'ab', -1)"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 763c8993a8c2f082004457f2798cf1f57be1337b, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('b', 'ab', 2^32+1)"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: fbe1968783b9070e8fd206dc787870da8ce904eb, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('x', 'ab', 3)"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 5126fba0cd94f5b9b7b788854f7dd49bdb7ef16f, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('z', 'ab', 5)"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 231ce056a97ebbc2269da55bc7abaeeccfa4587f, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('!5', 'ab')"#, b"-ERR user_script:1: alignment 5 is not a power of 2 script: 7789f1fdf1f46da62ba21d44f5b887ec74b8da4f, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('i', '\1\0\0')"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: 2055effcb5b9fcc4434ceac3e3c43a780102e37e, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('z', 'abc')"#, b"-ERR user_script:1: bad argument #1 to 'unpack' (invalid format option 'z') script: 6eff02399290c615e76c752d19068039e224c20d, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('b')"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (string expected, got no value) script: 8c477a7a8092b99b128ce33cc36d749bac3bfeae, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('b', 'a', 'x')"#, b"-ERR user_script:1: bad argument #3 to 'unpack' (number expected, got string) script: 983e70a984fde1c57340af355b1bd57de6a5d5b6, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('i99999999999', 'a')"#, b"-ERR user_script:1: integral size overflow script: 7265b33f2d2a4ee5cf7fc0f284c2ec58d0b81466, on @user_script:1.\r\n"),
+        (r#"return struct.unpack('c99999999', 'a')"#, b"-ERR user_script:1: bad argument #2 to 'unpack' (data string too short) script: ec56e423081a7759a493bc44f997cc583e89f0fa, on @user_script:1.\r\n"),
+        (r#"return #{struct.unpack(string.rep('b', 7997), string.rep('a', 8000))}"#, b":7998\r\n"),
+        (r#"return #{struct.unpack(string.rep('b', 7998), string.rep('a', 8000))}"#, b"-ERR user_script:1: stack overflow (too many results) script: 3b176f270818cf338229c5f26a8e7a1943a1bed9, on @user_script:1.\r\n"),
+        (r#"return {struct.size('bBhHlLTiIfdx'), struct.size('!bBhHlLTiIfdx'), struct.size('!4bd'), struct.size('c10'), struct.size('z'), struct.size('bzb')}"#, b"*6\r\n:51\r\n:57\r\n:12\r\n:10\r\n:0\r\n:2\r\n"),
+        (r#"return {struct.size('>< !8 b'), struct.size('!'), struct.size('!1b!2h'), struct.size(12), struct.size('b', 'extra'), struct.size('B0'), struct.size('x5')}"#, b"*7\r\n:1\r\n:0\r\n:4\r\n:0\r\n:1\r\n:1\r\n:1\r\n"),
+        (r#"return {struct.size('i3i3'), struct.size('!i3i3'), struct.size('!bi5'), struct.size('!bi6'), struct.size('!bi7'), struct.size('!bi12'), struct.size('!bi0')}"#, b"*7\r\n:6\r\n:10\r\n:10\r\n:12\r\n:14\r\n:20\r\n:1\r\n"),
+        (r#"return {struct.size('c2147483647c2147483647'), struct.size(string.rep('c2147483647', 5000))}"#, b"*2\r\n:4294967294\r\n:10737418235000\r\n"),
+        (r#"return struct.size('c0')"#, b"-ERR user_script:1: bad argument #1 to 'size' (option 'c0' has no fixed size) script: 18f217e7d560de92703dc71e9797e043b536e0e6, on @user_script:1.\r\n"),
+        (r#"return struct.size('s')"#, b"-ERR user_script:1: bad argument #1 to 'size' (option 's' has no fixed size) script: a2a0525826ab7939ccd3f54427a862205642f28f, on @user_script:1.\r\n"),
+        (r#"return struct.size('%')"#, b"-ERR user_script:1: bad argument #1 to 'size' (invalid format option '%') script: 8332d4683c9bee2d9ca84553ee0bc24721df6eb4, on @user_script:1.\r\n"),
+        (r#"return struct.size('i40')"#, b"-ERR user_script:1: integral size 40 is larger than limit of 32 script: 3e540f3a08223d82bf92ec251944ff434d9bae0b, on @user_script:1.\r\n"),
+        (r#"return struct.size('!3')"#, b"-ERR user_script:1: alignment 3 is not a power of 2 script: e85d1ac33cd35488c9a4f9b4f97cb56bbfae9248, on @user_script:1.\r\n"),
+        (r#"return struct.size('!0')"#, b"-ERR user_script:1: alignment 0 is not a power of 2 script: 139380473b787ac25266fd88b7437d8438f4bd75, on @user_script:1.\r\n"),
+        (r#"return struct.size()"#, b"-ERR user_script:1: bad argument #1 to 'size' (string expected, got no value) script: 4c30ee4bce24a141420f334922489017312786e7, on @user_script:1.\r\n"),
+        (r#"local t={} for k in pairs(struct) do t[#t+1]=k end return t"#, b"*3\r\n$4\r\npack\r\n$4\r\nsize\r\n$6\r\nunpack\r\n"),
+        (r#"struct.size = nil"#, b"-ERR user_script:1: Attempt to modify a readonly table script: 2fd879d7a1195051898deb9e0dd6523012b6d2e9, on @user_script:1.\r\n"),
+    ];
+    replies_as_recorded(&mut h, cases);
+}
+
+#[test]
+fn cmsgpack_and_struct_in_functions() {
+    let mut h = H::new();
+    // Functions see them (read-only); a library's load does not (redis-server 7.0.15).
+    let lib = "#!lua name=mplib\nredis.register_function('mp', function(keys, args) return cmsgpack.pack(args[1], 1, {2}) end)\nredis.register_function('st', function(keys, args) return struct.pack('>i2', 258) .. struct.size('!4bd') end)\nredis.register_function('ro', function(keys, args) cmsgpack.pack = nil end)";
+    let steps: &[(&[&[u8]], &[u8])] = &[
+        (&[b"FUNCTION", b"LOAD", lib.as_bytes()], b"$5\r\nmplib\r\n"),
+        (&[b"FCALL", b"mp", b"0", b"hello"], b"$9\r\n\xa5hello\x01\x91\x02\r\n"),
+        (&[b"FCALL", b"st", b"0"], b"$4\r\n\x01\x0212\r\n"),
+        (&[b"FCALL", b"ro", b"0"], b"-ERR user_function:4: Attempt to modify a readonly table script: ro, on @user_function:4.\r\n"),
+        (
+            &[b"FUNCTION", b"LOAD", b"#!lua name=x2\nlocal s = struct.pack('b', 1)\nredis.register_function('f2', function() return s end)"],
+            b"-ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable 'struct'\r\n",
+        ),
+        (
+            &[b"FUNCTION", b"LOAD", b"#!lua name=x3\nlocal s = cmsgpack.pack(1)\nredis.register_function('f3', function() return s end)"],
+            b"-ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable 'cmsgpack'\r\n",
+        ),
+    ];
+    for (argv, want) in steps {
+        let got = h.raw(argv);
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want), "{:?}", String::from_utf8_lossy(argv[argv.len() - 1]));
+    }
 }

@@ -94,3 +94,68 @@ fn scripts_and_libraries_survive_kill9_restart_and_snapshot_truncation() {
     let replica = c.nodes.iter().find(|n| n.role == "replica").expect("a replica");
     rt.block_on(check(&format!("127.0.0.1:{}", replica.port), r, "on the replica"));
 }
+
+const SPIN: &str = "local i = 0 while true do i = i + 1 end";
+
+/// Sends GET to `c` until the answer is `busy` (the script has run past the threshold).
+async fn wait_busy(c: &mut Conn, busy: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match c.request(&[b"GET", b"x"]).await.unwrap() {
+            Reply::Error(e) if e == busy => return,
+            r => assert!(Instant::now() < deadline, "no -BUSY within 60 s (last reply {r:?})"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[test]
+fn runaway_scripts_get_others_busy_are_killed_and_the_primary_keeps_its_lease() {
+    const BUSY_EVAL: &str = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+    const BUSY_FUNCTION: &str = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+    let dir = tempdir("busy-script");
+    // A short lease: the script runs through several of them.
+    let lease_ms = 1000;
+    let up = Up::start(&dir, 1, Some(lease_ms));
+    let primary = up.wait_primary(Duration::from_secs(60), None);
+    let rt = rt();
+    rt.block_on(async {
+        let ep = up.endpoint();
+        let mut other = Conn::connect(&ep).await.unwrap();
+        let ok = Reply::Simple("OK".into());
+        assert_eq!(other.request(&[b"CONFIG", b"SET", b"busy-reply-threshold", b"100"]).await.unwrap(), ok);
+        assert_eq!(other.request(&[b"SET", b"before", b"1"]).await.unwrap(), ok);
+
+        // EVAL: -BUSY for others, for several leases; the primary stays the primary.
+        let mut runner = Conn::connect(&ep).await.unwrap();
+        let script = tokio::spawn(async move { runner.request(&[b"EVAL", SPIN.as_bytes(), b"0"]).await.unwrap() });
+        wait_busy(&mut other, BUSY_EVAL).await;
+        let until = Instant::now() + Duration::from_millis(3 * lease_ms);
+        while Instant::now() < until {
+            assert_eq!(other.request(&[b"INCR", b"n"]).await.unwrap(), Reply::Error(BUSY_EVAL.into()));
+            assert_eq!(other.request(&[b"FUNCTION", b"KILL"]).await.unwrap(), Reply::Error(BUSY_EVAL.into()));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(other.request(&[b"SCRIPT", b"KILL"]).await.unwrap(), ok);
+        let sha = "3fcf51a9b854b8f66cb8685600b0d7df968f4398";
+        let killed = format!("ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1.");
+        assert_eq!(script.await.unwrap(), Reply::Error(killed));
+
+        // A read-only function: FUNCTION KILL.
+        let lib = format!("#!lua name=spinners\nredis.register_function{{function_name='spin', callback=function() {SPIN} end, flags={{'no-writes'}}}}");
+        assert_eq!(other.request(&[b"FUNCTION", b"LOAD", lib.as_bytes()]).await.unwrap(), Reply::Bulk(Some(b"spinners".to_vec())));
+        let mut runner = Conn::connect(&ep).await.unwrap();
+        let function = tokio::spawn(async move { runner.request(&[b"FCALL_RO", b"spin", b"0"]).await.unwrap() });
+        wait_busy(&mut other, BUSY_FUNCTION).await;
+        assert_eq!(other.request(&[b"SCRIPT", b"KILL"]).await.unwrap(), Reply::Error(BUSY_FUNCTION.into()));
+        assert_eq!(other.request(&[b"FUNCTION", b"KILL"]).await.unwrap(), ok);
+        let killed = "ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.";
+        assert_eq!(function.await.unwrap(), Reply::Error(killed.into()));
+
+        // The shard serves normally, and durably.
+        assert_eq!(other.request(&[b"INCR", b"n"]).await.unwrap(), Reply::Int(1));
+        assert_eq!(other.request(&[b"GET", b"before"]).await.unwrap(), Reply::Bulk(Some(b"1".to_vec())));
+    });
+    let now = up.wait_primary(Duration::from_secs(60), None);
+    assert_eq!(now.name, primary.name, "the primary lost its lease while the script ran");
+}

@@ -146,13 +146,23 @@ impl ShardEngine {
     }
 
     pub fn execute(&mut self, batch: &[u8], now_us: i64, seed: u64) -> Result<Vec<u8>, EngineError> {
+        self.with_call_limit(|inst, store| inst.call_execute(store, batch, now_us, seed))
+    }
+
+    /// Goes on with a script that yielded (see the engine's `resume`).
+    pub fn resume(&mut self, now_us: i64) -> Result<Vec<u8>, EngineError> {
+        self.with_call_limit(|inst, store| inst.call_resume(store, now_us))
+    }
+
+    /// Runs `call` under the watchdog's deadline (`set_call_limit`).
+    fn with_call_limit(&mut self, call: impl FnOnce(&bindings::Engine, &mut Store<()>) -> wasmtime::Result<Vec<u8>>) -> Result<Vec<u8>, EngineError> {
         let ticks = match self.call_limit_ms {
             0 => NO_DEADLINE,
             // One tick more: the current one may be about to end.
             ms => ms.div_ceil(EPOCH_TICK.as_millis() as u64) + 1,
         };
         self.store.set_epoch_deadline(ticks);
-        let r = self.inst.call_execute(&mut self.store, batch, now_us, seed);
+        let r = call(&self.inst, &mut self.store);
         self.store.set_epoch_deadline(NO_DEADLINE);
         r.map_err(|e| match e.downcast_ref::<wasmtime::Trap>() {
             Some(wasmtime::Trap::Interrupt) => EngineError::Interrupted(self.call_limit_ms),

@@ -22,10 +22,11 @@ fn sigterm_stops_a_node_whose_shard_is_busy() {
         .expect("memoria binary");
     common::wait_listening(port);
     let mut c = Raw::connect(port);
-    // A script without a budget (busy-reply-threshold 0) never ends: one engine call that
-    // keeps the shard busy for as long as the process lives, whatever the machine's speed.
+    // A script without a budget (busy-reply-threshold 0) that never ends inside pcall,
+    // where it cannot yield: one engine call that keeps the shard busy for as long as the
+    // process lives, whatever the machine's speed.
     assert_eq!(c.cmd(&["CONFIG", "SET", "busy-reply-threshold", "0"]), b"+OK\r\n");
-    c.send(&["EVAL", "while true do end", "0"]);
+    c.send(&["EVAL", "pcall(function() while true do end end)", "0"]);
     // Wait until the script holds the shard: a PING that comes after it goes unanswered.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -10,10 +10,11 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::commands::scripting::{INSTRUCTIONS_PER_MS, run_in, split_keys};
+use crate::commands::scripting::{BUSY_EVAL, INSTRUCTIONS_PER_MS, kill, run_in, split_keys};
 use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, LoadError, Target};
 use crate::server::ctx::Ctx;
 use crate::server::functions::{FunctionInfo, Library};
+use crate::server::scripts::VmHome;
 use crate::util::eq_ic;
 
 /// Redis's FUNCTION LOAD timeout (500 ms), as a count of VM instructions.
@@ -190,10 +191,28 @@ pub fn function_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn function_stats(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let (libs, funcs) = (ctx.st.functions.libraries.len(), ctx.st.functions.by_function.len());
+    let running = ctx.st.scripts.running.as_ref();
+    if running.is_some_and(|r| r.home == VmHome::Scripts) {
+        return ctx.err(BUSY_EVAL);
+    }
     let r = &mut *ctx.reply;
     r.map(2);
     r.bulk(b"running_script");
-    r.null();
+    match running {
+        Some(run) => {
+            r.map(3);
+            r.bulk(b"name");
+            r.bulk(&run.argv[1]);
+            r.bulk(b"command");
+            r.array(run.argv.len());
+            for a in &run.argv {
+                r.bulk(a);
+            }
+            r.bulk(b"duration_ms");
+            r.int(ctx.st.now_ms - run.started_ms);
+        }
+        None => r.null(),
+    }
     r.bulk(b"engines");
     r.map(1);
     r.bulk(b"LUA");
@@ -204,9 +223,8 @@ pub fn function_stats(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     r.int(funcs as i64);
 }
 
-/// A function never outlives the engine call that runs it.
 pub fn function_kill(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
-    ctx.err("NOTBUSY No scripts in execution right now.");
+    kill(ctx, false);
 }
 
 pub fn function_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
@@ -269,9 +287,5 @@ fn fcall_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], ro: bool) {
     if ro && flags & FLAG_NO_WRITES == 0 {
         return ctx.err("ERR Can not execute a script with write flag using *_ro command.");
     }
-    let Some(mut vm) = ctx.st.functions.take_vm() else {
-        return ctx.err("ERR Error running script: not enough memory");
-    };
-    run_in(ctx, &mut vm, Target::Function { lib: &lib, name: argv[1] }, keys, args, ro || flags & FLAG_NO_WRITES != 0);
-    ctx.st.functions.put_vm(vm);
+    run_in(ctx, VmHome::Functions, Target::Function { lib: &lib, name: argv[1] }, argv, keys, args, ro || flags & FLAG_NO_WRITES != 0);
 }

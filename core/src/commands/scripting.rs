@@ -7,16 +7,24 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, Target, Vm, sha1_hex};
+use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, Run, Target, sha1_hex};
 use crate::protocol::reply::Reply;
 use crate::server::ctx::Ctx;
-use crate::server::scripts::{Sha, function_name};
+use crate::server::scripts::{Running, Sha, VmHome, function_name};
 use crate::util::eq_ic;
 
 /// VM instructions a script may run per millisecond of `busy-reply-threshold` (about a
 /// fifth of what the component runs on this machine's cores: the bound is counted, so it
 /// is the same on every replica and every run).
 pub(crate) const INSTRUCTIONS_PER_MS: u64 = 100_000;
+
+/// Instructions a client's script runs per engine call before it yields, so the host can
+/// answer others (-BUSY past `busy-reply-threshold`), renew its lease and take SCRIPT KILL.
+pub(crate) const SLICE: u64 = 10 * INSTRUCTIONS_PER_MS;
+
+/// What other clients get while a script runs past `busy-reply-threshold`.
+pub(crate) const BUSY_EVAL: &str = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+pub(crate) const BUSY_FUNCTION: &str = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 
 /// The `crate::lua::FLAG_*` bits an EVAL body's shebang (Redis 7's `#!lua flags=a,b`)
 /// asks for.
@@ -117,44 +125,114 @@ fn eval_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], by_sha: bool, read_only: bool
     if read_only && has_shebang && !no_writes {
         return ctx.err("ERR Can not execute a script with write flag using *_ro command.");
     }
-    run(ctx, &sha, keys, args, read_only || no_writes);
+    run_in(ctx, VmHome::Scripts, Target::Script { name: &function_name(&sha), sha: &sha }, argv, keys, args, read_only || no_writes);
 }
 
-/// The instructions a script may run (`busy-reply-threshold`; 0: no bound).
+/// The instructions a script may run without yielding (`busy-reply-threshold`; 0: no
+/// bound).
 fn budget(ctx: &Ctx<'_>) -> u64 {
     let b = (ctx.st.config.num("busy-reply-threshold").max(0) as u64).saturating_mul(INSTRUCTIONS_PER_MS);
     if b == 0 { u64::MAX } else { b }
 }
 
-fn run(ctx: &mut Ctx<'_>, sha: &Sha, keys: &[&[u8]], args: &[&[u8]], read_only: bool) {
-    let Some(mut vm) = ctx.st.scripts.take_vm() else {
+/// Runs a script or function (`argv`: the command that runs it) in the VM of `home` for
+/// `ctx`'s client and replies with its result, or leaves it running
+/// (`Ctx::suspended`) when it yields.
+pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: &[&[u8]], keys: &[&[u8]], args: &[&[u8]], read_only: bool) {
+    let vm = match home {
+        VmHome::Scripts => ctx.st.scripts.take_vm(),
+        VmHome::Functions => ctx.st.functions.take_vm(),
+    };
+    let Some(mut vm) = vm else {
         return ctx.err("ERR Error running script: not enough memory");
     };
-    run_in(ctx, &mut vm, Target::Script { name: &function_name(sha), sha }, keys, args, read_only);
-    ctx.st.scripts.put_vm(vm);
+    // Only a client's own command may outlast its engine call: EXEC's commands and a
+    // script's calls run to their end.
+    let budget = budget(ctx);
+    // Yields come before the budget could end a stretch that may yield.
+    let slice = if ctx.may_suspend && !ctx.in_exec && !ctx.in_script { SLICE.min(budget / 2).max(1) } else { 0 };
+    let (client_resp3, db) = (ctx.client.resp3, ctx.client.db);
+    let mut reply = Vec::new();
+    vm.set_rand_state(ctx.st.scripts.rand48);
+    let mut host = ScriptHost { ctx: &mut *ctx, read_only, wrote: false };
+    let run = vm.call(target, keys, args, client_resp3, budget, slice, &mut host, &mut reply);
+    let wrote = host.wrote;
+    let running = Running {
+        vm,
+        home,
+        read_only,
+        // A SELECT inside the script lasts until the script ends, as in Redis.
+        db,
+        dirty: 0,
+        unblock: Vec::new(),
+        wrote,
+        kill: false,
+        started_ms: ctx.st.now_ms,
+        argv: argv.iter().map(|a| a.to_vec()).collect(),
+    };
+    settle(ctx, running, run, &reply);
 }
 
-/// Runs a script or function in `vm` for `ctx`'s client and replies with its result.
-pub(crate) fn run_in(ctx: &mut Ctx<'_>, vm: &mut Vm, target: Target<'_>, keys: &[&[u8]], args: &[&[u8]], read_only: bool) {
-    let budget = budget(ctx);
-    let client_resp3 = ctx.client.resp3;
+/// Goes on with the run that yielded in an earlier engine call (`ctx` is its client's).
+pub(crate) fn resume(ctx: &mut Ctx<'_>) {
+    let Some(mut running) = ctx.st.scripts.running.take() else { return };
+    ctx.dirty = running.dirty;
+    ctx.unblock = core::mem::take(&mut running.unblock);
     let mut reply = Vec::new();
-    // A SELECT inside the script lasts until the script ends, as in Redis.
-    let db = ctx.client.db;
-    vm.set_rand_state(ctx.st.scripts.rand48);
-    {
-        let mut host = ScriptHost { ctx: &mut *ctx, read_only };
-        vm.call(target, keys, args, client_resp3, budget, &mut host, &mut reply);
+    let mut host = ScriptHost { ctx: &mut *ctx, read_only: running.read_only, wrote: running.wrote };
+    let run = running.vm.resume(running.kill, &mut host, &mut reply);
+    running.wrote = host.wrote;
+    settle(ctx, running, run, &reply);
+}
+
+/// After a slice: a run that yielded is kept for the next engine call; one that ended
+/// gives its VM back and replies.
+fn settle(ctx: &mut Ctx<'_>, mut running: Running, run: Run, reply: &[u8]) {
+    if run == Run::Yielded {
+        running.dirty = ctx.dirty;
+        running.unblock = core::mem::take(&mut ctx.unblock);
+        ctx.st.scripts.running = Some(running);
+        ctx.suspended = true;
+        return;
     }
-    ctx.st.scripts.rand48 = vm.rand_state();
-    ctx.client.db = db;
-    ctx.reply.raw(&reply);
+    ctx.st.scripts.rand48 = running.vm.rand_state();
+    ctx.client.db = running.db;
+    match running.home {
+        VmHome::Scripts => ctx.st.scripts.put_vm(running.vm),
+        VmHome::Functions => ctx.st.functions.put_vm(running.vm),
+    }
+    ctx.reply.raw(reply);
+}
+
+/// SCRIPT KILL (`eval`) or FUNCTION KILL: Redis's checks, in its order.
+pub(crate) fn kill(ctx: &mut Ctx<'_>, eval: bool) {
+    let Some(r) = ctx.st.scripts.running.as_mut() else {
+        return ctx.err("NOTBUSY No scripts in execution right now.");
+    };
+    if r.wrote {
+        return ctx.err("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
+    }
+    match (eval, r.home) {
+        (true, VmHome::Functions) => ctx.err(BUSY_FUNCTION),
+        (false, VmHome::Scripts) => ctx.err(BUSY_EVAL),
+        _ => {
+            r.kill = true;
+            ctx.reply.ok();
+        }
+    }
+}
+
+/// The -BUSY error for the run in progress, if one is.
+pub(crate) fn busy_error(ctx: &Ctx<'_>) -> Option<&'static str> {
+    ctx.st.scripts.running.as_ref().map(|r| if r.home == VmHome::Scripts { BUSY_EVAL } else { BUSY_FUNCTION })
 }
 
 /// The server as a running script sees it.
 struct ScriptHost<'c, 'a> {
     ctx: &'c mut Ctx<'a>,
     read_only: bool,
+    /// The script called a write command (then SCRIPT KILL refuses: -UNKILLABLE).
+    wrote: bool,
 }
 
 impl ScriptHost<'_, '_> {
@@ -177,8 +255,11 @@ impl ScriptHost<'_, '_> {
         if let Err(crate::server::acl::enforce::Refusal::Error(e)) = acl {
             return Some(e);
         }
-        if self.read_only && cmd.is_write() {
-            return Some("ERR Write commands are not allowed from read-only scripts.".into());
+        if cmd.is_write() {
+            if self.read_only {
+                return Some("ERR Write commands are not allowed from read-only scripts.".into());
+            }
+            self.wrote = true;
         }
         None
     }
@@ -247,9 +328,8 @@ pub fn script_flush(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.reply.ok();
 }
 
-/// A script never outlives the engine call that runs it, so there is never one to kill.
 pub fn script_kill(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
-    ctx.err("NOTBUSY No scripts in execution right now.");
+    kill(ctx, true);
 }
 
 pub fn script_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {

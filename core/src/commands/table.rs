@@ -294,7 +294,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     // connection
     cmd!("ping", -1, FAST | SUBSCRIBED, NK, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
     cmd!("echo", 2, FAST, NK, "connection", "1.0.0", "Returns the given string.", conn::echo),
-    cmd!("hello", -1, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | CONNECTION, NK, "connection", "6.0.0", "Handshakes with the Redis server.", conn::hello),
+    cmd!(
+        "hello",
+        -1,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | CONNECTION,
+        NK,
+        "connection",
+        "6.0.0",
+        "Handshakes with the Redis server.",
+        conn::hello
+    ),
     // Allowed in scripts (a script's SELECT lasts until the script ends).
     cmd!("select", 2, LOADING | STALE | FAST | CONNECTION, NK, "connection", "1.0.0", "Changes the selected database.", conn::select),
     cmd!(

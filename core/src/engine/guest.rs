@@ -76,6 +76,10 @@ impl Guest for Component {
         with(|e| e.execute(&batch, now_us, seed))
     }
 
+    fn resume(now_us: i64) -> Vec<u8> {
+        with(|e| e.resume(now_us))
+    }
+
     fn apply(effects: Vec<u8>, now_us: i64) -> Result<u32, std::string::String> {
         with(|e| e.apply(&effects, now_us).map(|n| n as u32).map_err(|err| std::format!("{err}")))
     }

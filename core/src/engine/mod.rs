@@ -5,7 +5,7 @@
 mod guest;
 pub mod snapshot;
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 
 use crate::protocol::batch::{self, BatchReader, EffectReader};
@@ -27,6 +27,42 @@ pub struct Engine {
     args: Vec<(usize, usize)>,
     /// Counts `execute` calls (a client's deferral lasts for the rest of one batch).
     batch_no: u64,
+    /// A batch whose script yielded, to go on with `resume`.
+    suspended: Option<Suspended>,
+}
+
+/// A batch stopped at a client's script that yielded (see `Engine::resume`).
+struct Suspended {
+    /// The script's client and command.
+    client: u64,
+    payload: Vec<u8>,
+    /// The records after the script's, run once it ends.
+    rest: Vec<u8>,
+    /// The batch's output so far, and the effects of the script's calls so far.
+    out: Vec<u8>,
+    effects: Vec<u8>,
+    /// The batch's time: the script's calls see the time their batch started.
+    now_us: i64,
+    /// The script's client and those with records in `rest`: what they send meanwhile
+    /// waits (OUT_DEFERRED), so their replies keep their order.
+    waiting: BTreeSet<u64>,
+    /// Of those, the ones that disconnected meanwhile: dropped once the batch is done.
+    gone: Vec<u64>,
+}
+
+/// What a command leaves for its output record besides its reply and effects.
+#[derive(Default)]
+struct Outcome {
+    close: bool,
+    block: Option<crate::server::blocked::BlockRequest>,
+    unblock: Vec<(u64, bool)>,
+    host: Option<batch::HostRequest>,
+}
+
+impl Outcome {
+    fn of(ctx: &mut Ctx<'_>) -> Outcome {
+        Outcome { close: ctx.close, block: ctx.block.take(), unblock: core::mem::take(&mut ctx.unblock), host: ctx.host.take() }
+    }
 }
 
 impl Engine {
@@ -41,6 +77,7 @@ impl Engine {
             effects: Vec::new(),
             args: Vec::new(),
             batch_no: 0,
+            suspended: None,
         }
     }
 
@@ -139,8 +176,13 @@ impl Engine {
         core::hint::black_box(touched);
     }
 
-    /// Runs one batch (see `batch`), returning the output records.
+    /// Runs one batch (see `batch`), returning the output records. While a script of an
+    /// earlier batch is suspended, answers the batch as Redis does during a busy script
+    /// instead (`execute_busy`).
     pub fn execute(&mut self, input: &[u8], now_us: i64, seed: u64) -> Vec<u8> {
+        if self.suspended.is_some() {
+            return self.execute_busy(input, now_us);
+        }
         self.set_time(now_us);
         self.st.rng = Rng::new(seed);
         self.batch_no += 1;
@@ -150,25 +192,21 @@ impl Engine {
         let mut out = Vec::with_capacity(input.len() + 64);
         // Messages raised by `apply` since the last call (a replica's notifications).
         self.flush_pushes(&mut out);
-        for rec in BatchReader::new(input) {
+        self.run_records(input, out)
+    }
+
+    /// Runs `input`'s records after what `out` holds; stops at a script that yields
+    /// (the output is then the REC_SUSPENDED record).
+    fn run_records(&mut self, input: &[u8], mut out: Vec<u8>) -> Vec<u8> {
+        let mut records = BatchReader::new(input);
+        while let Some(rec) = records.next() {
             match rec.kind {
-                batch::REC_COMMAND => self.run_client_command(rec.client, rec.payload, &mut out),
-                batch::REC_CONNECT => {
-                    let slot = self.slot_of(rec.client);
-                    let c = self.clients[slot].as_mut().unwrap();
-                    let mut parts = rec.payload.splitn(2, |&b| b == b'\n');
-                    c.addr = parts.next().unwrap_or_default().to_vec();
-                    c.laddr = parts.next().unwrap_or_default().to_vec();
-                    // Protected mode: a non-loopback client while the default user has no
-                    // password is told how to fix it and disconnected.
-                    let auth = if self.st.acl.auth_required(c) { batch::OUT_AUTH_REQUIRED } else { 0 };
-                    if crate::server::acl::enforce::protected_mode_denies(&self.st, &c.addr) {
-                        let msg = crate::server::acl::enforce::DENIED_MESSAGE.as_bytes();
-                        batch::write_out(&mut out, rec.kind, rec.client, batch::OUT_CLOSE | auth, msg, b"");
-                    } else {
-                        batch::write_out(&mut out, rec.kind, rec.client, auth, b"", b"");
+                batch::REC_COMMAND => {
+                    if self.run_client_command(rec.client, rec.payload, &mut out) {
+                        return self.suspend(rec.client, rec.payload, records.rest(), out);
                     }
                 }
+                batch::REC_CONNECT => self.connect(rec.client, rec.payload, &mut out),
                 batch::REC_UNBLOCK => {
                     if !self.unblock_client(rec.client, false, batch::REC_UNBLOCK, &mut out) {
                         batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
@@ -240,7 +278,27 @@ impl Engine {
         out
     }
 
-    fn run_client_command(&mut self, id: u64, payload: &[u8], out: &mut Vec<u8>) {
+    /// A client connected: `payload` is `addr\nladdr`.
+    fn connect(&mut self, id: u64, payload: &[u8], out: &mut Vec<u8>) {
+        let slot = self.slot_of(id);
+        let c = self.clients[slot].as_mut().unwrap();
+        let mut parts = payload.splitn(2, |&b| b == b'\n');
+        c.addr = parts.next().unwrap_or_default().to_vec();
+        c.laddr = parts.next().unwrap_or_default().to_vec();
+        // Protected mode: a non-loopback client while the default user has no password is
+        // told how to fix it and disconnected.
+        let auth = if self.st.acl.auth_required(c) { batch::OUT_AUTH_REQUIRED } else { 0 };
+        if crate::server::acl::enforce::protected_mode_denies(&self.st, &c.addr) {
+            let msg = crate::server::acl::enforce::DENIED_MESSAGE.as_bytes();
+            batch::write_out(out, batch::REC_CONNECT, id, batch::OUT_CLOSE | auth, msg, b"");
+        } else {
+            batch::write_out(out, batch::REC_CONNECT, id, auth, b"", b"");
+        }
+    }
+
+    /// Runs one command of a client and writes its output record. True: it ran a script
+    /// that yielded; nothing is written yet (see `resume`).
+    fn run_client_command(&mut self, id: u64, payload: &[u8], out: &mut Vec<u8>) -> bool {
         let slot = self.slot_of(id);
         let mut client = self.clients[slot].take().expect("client slot");
         if client.blocked.is_some() || client.deferred_in == self.batch_no {
@@ -248,27 +306,35 @@ impl Engine {
             client.deferred_in = self.batch_no;
             batch::write_out(out, batch::REC_COMMAND, id, batch::OUT_DEFERRED, b"", b"");
             self.clients[slot] = Some(client);
-            return;
+            return false;
         }
         self.args.clear();
         self.reply.buf.clear();
         self.effects.clear();
         self.reply.resp3 = client.resp3;
-        let mut close = false;
-        let mut block = None;
-        let mut unblock = Vec::new();
-        let mut host = None;
+        let mut outcome = Outcome::default();
         if crate::protocol::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
             let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            ctx.may_suspend = true;
             crate::server::dispatch::call(&mut ctx, &argv);
-            close = ctx.close;
-            block = ctx.block.take();
-            unblock = core::mem::take(&mut ctx.unblock);
-            host = ctx.host.take();
+            if ctx.suspended {
+                self.clients[slot] = Some(client);
+                return true;
+            }
+            outcome = Outcome::of(&mut ctx);
         } else {
             self.reply.error(b"ERR Protocol error: malformed command record");
         }
+        self.finish_command(slot, client, payload, outcome, out);
+        false
+    }
+
+    /// Writes the output record of client `client`'s command (in `slot`): its reply and
+    /// effects (in `self.reply`, `self.effects`), and what it asks of the host.
+    fn finish_command(&mut self, slot: usize, mut client: Client, payload: &[u8], outcome: Outcome, out: &mut Vec<u8>) {
+        let id = client.id;
+        let Outcome { close, block, unblock, host } = outcome;
         let mut flags = 0;
         if close {
             flags |= batch::OUT_CLOSE;
@@ -336,6 +402,117 @@ impl Engine {
             self.signal_ready_from_effects();
             self.serve_ready(out);
         }
+    }
+
+    /// Keeps the batch whose script (of `client`, command `payload`) yielded: the records
+    /// after it (`rest`) and the output so far. Returns the REC_SUSPENDED record.
+    fn suspend(&mut self, client: u64, payload: &[u8], rest: &[u8], out: Vec<u8>) -> Vec<u8> {
+        let mut waiting: BTreeSet<u64> = BatchReader::new(rest).map(|r| r.client).collect();
+        waiting.insert(client);
+        let now_us = self.st.now_us;
+        self.suspended = Some(Suspended {
+            client,
+            payload: payload.to_vec(),
+            rest: rest.to_vec(),
+            out,
+            effects: core::mem::take(&mut self.effects),
+            now_us,
+            waiting,
+            gone: Vec::new(),
+        });
+        self.suspended_record(now_us)
+    }
+
+    /// The output of a call that ends with a script still running: one REC_SUSPENDED
+    /// record, with SUSPENDED_BUSY once it has run `busy-reply-threshold` ms by `now_us`.
+    fn suspended_record(&self, now_us: i64) -> Vec<u8> {
+        let threshold = self.st.config.num("busy-reply-threshold").max(0);
+        let started = self.st.scripts.running.as_ref().map_or(now_us / 1000, |r| r.started_ms);
+        let flags = if now_us / 1000 - started >= threshold { batch::SUSPENDED_BUSY } else { 0 };
+        let mut out = Vec::new();
+        batch::write_out(&mut out, batch::REC_SUSPENDED, 0, flags, b"", b"");
+        out
+    }
+
+    /// Whether a script yielded and waits for `resume`.
+    pub fn is_suspended(&self) -> bool {
+        self.suspended.is_some()
+    }
+
+    /// Goes on with the suspended script for another slice (SCRIPT KILL, if it came, ends
+    /// it), then with the rest of its batch. Returns the batch's whole output once it is
+    /// done, else REC_SUSPENDED again.
+    pub fn resume(&mut self, now_us: i64) -> Vec<u8> {
+        let Some(mut s) = self.suspended.take() else {
+            return Vec::new();
+        };
+        self.st.now_us = s.now_us;
+        self.st.now_ms = s.now_us / 1000;
+        self.effects = core::mem::take(&mut s.effects);
+        let slot = self.slot_of(s.client);
+        let mut client = self.clients[slot].take().expect("client slot");
+        self.reply.buf.clear();
+        self.reply.resp3 = client.resp3;
+        let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+        ctx.may_suspend = true;
+        crate::commands::scripting::resume(&mut ctx);
+        if ctx.suspended {
+            self.clients[slot] = Some(client);
+            s.effects = core::mem::take(&mut self.effects);
+            self.suspended = Some(s);
+            return self.suspended_record(now_us);
+        }
+        // What dispatch::call does after a handler returns.
+        ctx.st.stats.commands += 1;
+        let outcome = Outcome::of(&mut ctx);
+        self.finish_command(slot, client, &s.payload, outcome, &mut s.out);
+        let out = self.run_records(&s.rest, core::mem::take(&mut s.out));
+        match self.suspended.as_mut() {
+            // Another script of the batch yielded: the clients that left wait for it too.
+            Some(next) => next.gone.extend(s.gone),
+            None => {
+                for id in s.gone {
+                    self.drop_client(id);
+                }
+            }
+        }
+        out
+    }
+
+    /// A batch that came while a script is suspended: Redis's answers during a busy
+    /// script. Commands run (dispatch answers -BUSY to all but ALLOW_BUSY ones, such as
+    /// SCRIPT KILL), except those of clients waiting for the script's batch, which are
+    /// deferred. The script's undelivered messages stay queued for after it.
+    fn execute_busy(&mut self, input: &[u8], now_us: i64) -> Vec<u8> {
+        let batch_now = self.st.now_us;
+        self.set_time(now_us);
+        let queued = self.st.pubsub.set_aside();
+        let mut out = Vec::new();
+        for rec in BatchReader::new(input) {
+            let s = self.suspended.as_mut().expect("suspended");
+            let waiting = s.waiting.contains(&rec.client);
+            match rec.kind {
+                batch::REC_COMMAND if waiting => batch::write_out(&mut out, rec.kind, rec.client, batch::OUT_DEFERRED, b"", b""),
+                batch::REC_COMMAND => {
+                    let yielded = self.run_client_command(rec.client, rec.payload, &mut out);
+                    debug_assert!(!yielded, "a script started while another is suspended");
+                }
+                batch::REC_CONNECT => self.connect(rec.client, rec.payload, &mut out),
+                batch::REC_DISCONNECT => {
+                    if waiting {
+                        s.gone.push(rec.client);
+                    } else {
+                        self.drop_client(rec.client);
+                    }
+                    batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
+                }
+                _ => batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b""),
+            }
+        }
+        self.st.pubsub.put_back(queued);
+        self.st.now_us = batch_now;
+        self.st.now_ms = batch_now / 1000;
+        out
     }
 
     /// Marks the keys written by the effects just produced as ready for their waiters.

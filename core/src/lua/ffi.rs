@@ -59,6 +59,8 @@ unsafe extern "C" {
         alens: *const usize,
         client_resp3: c_int,
         budget: c_ulonglong,
+        slice: c_ulonglong,
         host: *const MemoriaHost,
-    );
+    ) -> c_int;
+    pub fn memoria_lua_resume(vm: *mut MemoriaVm, kill: c_int, host: *const MemoriaHost) -> c_int;
 }

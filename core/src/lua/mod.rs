@@ -134,9 +134,21 @@ impl Vm {
 
     /// Runs `target` with KEYS and ARGV and appends its reply (or its error, naming it as
     /// Redis does) to `reply`, encoded for a RESP3 client when `client_resp3`. `budget`
-    /// bounds its work in VM instructions and pattern-matching steps.
+    /// bounds its work in VM instructions and pattern-matching steps between yields.
+    /// `slice` non-zero: the run yields after about that many instructions where it can
+    /// ([`Run::Yielded`], nothing replied yet; it goes on with `resume`).
     #[allow(clippy::too_many_arguments)]
-    pub fn call<H: Host>(&mut self, target: Target<'_>, keys: &[&[u8]], args: &[&[u8]], client_resp3: bool, budget: u64, host: &mut H, reply: &mut Vec<u8>) {
+    pub fn call<H: Host>(
+        &mut self,
+        target: Target<'_>,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        client_resp3: bool,
+        budget: u64,
+        slice: u64,
+        host: &mut H,
+        reply: &mut Vec<u8>,
+    ) -> Run {
         // An EVAL script is shown by its SHA1, a function by its name.
         let (lib, name, shown) = match target {
             Target::Script { name, sha } => (None, c_name(name), c_name(sha)),
@@ -146,7 +158,7 @@ impl Vm {
         let (ap, al) = c_args(args);
         let mut tramp = Trampoline { host, reply, out: Vec::new() };
         let h = tramp.c_host();
-        unsafe {
+        let r = unsafe {
             ffi::memoria_lua_call(
                 self.raw.as_ptr(),
                 lib.as_ref().map_or(core::ptr::null(), |l| l.as_ptr().cast()),
@@ -160,9 +172,34 @@ impl Vm {
                 al.as_ptr(),
                 client_resp3 as c_int,
                 budget,
+                slice,
                 &h,
             )
         };
+        Run::of(r)
+    }
+
+    /// Goes on with a run that yielded, like `call`; `kill`: it fails at once with Redis's
+    /// "Script killed by user" error.
+    pub fn resume<H: Host>(&mut self, kill: bool, host: &mut H, reply: &mut Vec<u8>) -> Run {
+        let mut tramp = Trampoline { host, reply, out: Vec::new() };
+        let h = tramp.c_host();
+        Run::of(unsafe { ffi::memoria_lua_resume(self.raw.as_ptr(), kill as c_int, &h) })
+    }
+}
+
+/// Where a run stands after `Vm::call` or `Vm::resume`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Run {
+    /// It ended; its reply was written.
+    Done,
+    /// It yielded at the end of a slice.
+    Yielded,
+}
+
+impl Run {
+    fn of(r: c_int) -> Run {
+        if r == 0 { Run::Done } else { Run::Yielded }
     }
 }
 

@@ -72,6 +72,20 @@ pub const REC_WAIT: u8 = 11;
 /// Output only, an extra record right after the command's own: FAILOVER was accepted
 /// (its reply is `+OK`); the host steps down once the reply is out.
 pub const REC_FAILOVER: u8 = 12;
+/// Output only, alone: a client's script yielded (it runs in slices of a bounded number
+/// of instructions). The batch's output comes from a later `resume` call; meanwhile the
+/// host may renew its lease, and once the record has [`SUSPENDED_BUSY`] it sends what
+/// clients send as batches, which the engine answers as Redis does during a busy script
+/// (-BUSY, SCRIPT KILL, …).
+pub const REC_SUSPENDED: u8 = 13;
+/// REC_SUSPENDED's flag: the script has run past `busy-reply-threshold`.
+pub const SUSPENDED_BUSY: u8 = 1;
+
+/// The flags of `out` when it is a REC_SUSPENDED record (a script still runs).
+pub fn suspended(out: &[u8]) -> Option<u8> {
+    let rec = OutputReader::new(out).next()?;
+    (rec.kind == REC_SUSPENDED).then_some(rec.flags)
+}
 
 /// Whether an output record of this kind is an extra one (it answers no input record and
 /// belongs to the record before it, or to `apply`).
@@ -184,6 +198,11 @@ pub struct BatchReader<'a> {
 impl<'a> BatchReader<'a> {
     pub fn new(buf: &'a [u8]) -> Self {
         BatchReader { buf, pos: 0 }
+    }
+
+    /// The records not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
     }
 }
 

@@ -40,6 +40,11 @@ pub struct Ctx<'a> {
     pub unblock: Vec<(u64, bool)>,
     /// What the host must do for this command (WAIT, FAILOVER), told in a typed record.
     pub host: Option<crate::protocol::batch::HostRequest>,
+    /// A script run by this command may go on past this engine call (set for a client's
+    /// command, not for EXEC's or a script's own calls).
+    pub may_suspend: bool,
+    /// The command's script yielded: it has no reply yet and goes on in the next call.
+    pub suspended: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -59,6 +64,8 @@ impl<'a> Ctx<'a> {
             block: None,
             unblock: Vec::new(),
             host: None,
+            may_suspend: false,
+            suspended: false,
         }
     }
 

@@ -120,6 +120,18 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         reject(ctx, "READONLY You can't write against a read only replica.");
         return;
     }
+    // A script runs past `busy-reply-threshold`: others get -BUSY but for a few commands
+    // (SCRIPT KILL, FUNCTION KILL, AUTH, MULTI…), flagged ALLOW_BUSY.
+    if cmd.flags & flags::ALLOW_BUSY == 0
+        && let Some(busy) = crate::commands::scripting::busy_error(ctx)
+    {
+        if exec {
+            ctx.client.multi = None;
+            crate::server::state::unwatch_all(ctx.st, ctx.client);
+            return ctx.err(&format!("EXECABORT Transaction discarded because of: {busy}"));
+        }
+        return reject(ctx, busy);
+    }
     if ctx.client.multi.is_some() && !ctx.in_exec && cmd.flags & flags::TX_CONTROL == 0 {
         if cmd.flags & flags::NO_MULTI != 0 {
             reject(ctx, "ERR Command not allowed inside a transaction");
@@ -155,6 +167,10 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.custom_fx = false;
     let handler = cmd.handler.expect("leaf commands have handlers");
     handler(ctx, argv);
+    if ctx.suspended {
+        // Its script goes on in the next engine call (`Engine::resume`).
+        return;
+    }
     if asked && let Some(b) = ctx.block.as_mut() {
         // Re-runs of a command that blocked after ASKING are served here too (Redis
         // does not redirect a client blocked on a key of an importing slot).

@@ -46,6 +46,12 @@ struct Message {
     body: Vec<u8>,
 }
 
+/// Messages queued and not yet delivered (`PubSub::set_aside`).
+pub struct Queued {
+    outbox: Vec<(u64, u32)>,
+    messages: Vec<Message>,
+}
+
 /// The shard's subscription registry and the messages produced but not yet handed out.
 #[derive(Default)]
 pub struct PubSub {
@@ -98,6 +104,21 @@ impl PubSub {
 
     pub fn has_pending(&self) -> bool {
         !self.outbox.is_empty()
+    }
+
+    /// Takes the queued messages out (a running script's, kept back while other clients
+    /// are answered), to be put back with `put_back`.
+    pub fn set_aside(&mut self) -> Queued {
+        Queued { outbox: core::mem::take(&mut self.outbox), messages: core::mem::take(&mut self.messages) }
+    }
+
+    /// Queues `q` again, before anything queued since.
+    pub fn put_back(&mut self, q: Queued) {
+        let base = q.messages.len() as u32;
+        let later = core::mem::replace(&mut self.outbox, q.outbox);
+        self.outbox.extend(later.into_iter().map(|(id, m)| (id, m + base)));
+        let later = core::mem::replace(&mut self.messages, q.messages);
+        self.messages.extend(later);
     }
 
     fn queue(&mut self, ids: &[u64], items: u8, parts: &[&[u8]]) {

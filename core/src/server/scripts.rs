@@ -1,5 +1,6 @@
 //! The scripts a shard knows: the EVAL cache (each body by its SHA1, compiled in the VM as
-//! `f_<sha>`), kept per node as Redis keeps it, and the Lua VM itself, made on first use.
+//! `f_<sha>`), kept per node as Redis keeps it, the Lua VM itself, made on first use, and
+//! the script or function whose run outlasts an engine call.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -13,8 +14,37 @@ pub const LUA_MEMORY_CAP: usize = 256 << 20;
 
 pub type Sha = [u8; 40];
 
+/// Which VM a run borrowed: EVAL's, or the function libraries'.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum VmHome {
+    Scripts,
+    Functions,
+}
+
+/// A script or function that yielded at the end of an engine call and goes on in the
+/// next (`commands::scripting::resume`). Meanwhile other clients are answered -BUSY.
+pub struct Running {
+    pub vm: Vm,
+    pub home: VmHome,
+    pub read_only: bool,
+    /// The client's database when it started (its SELECTs last until it ends).
+    pub db: usize,
+    /// What the commands it called so far changed and asked (`Ctx::dirty`, `Ctx::unblock`).
+    pub dirty: u64,
+    pub unblock: Vec<(u64, bool)>,
+    /// It called a write command: it can no longer be killed.
+    pub wrote: bool,
+    /// SCRIPT KILL or FUNCTION KILL asked it to stop.
+    pub kill: bool,
+    /// When it started (unix ms) and its command (FUNCTION STATS).
+    pub started_ms: i64,
+    pub argv: Vec<Vec<u8>>,
+}
+
 pub struct Scripts {
     vm: Option<Vm>,
+    /// The run that outlasted its engine call, if any.
+    pub running: Option<Running>,
     bodies: BTreeMap<Sha, Box<[u8]>>,
     /// math.random's generator, shared by EVAL and FCALL and kept across SCRIPT FLUSH
     /// (Redis's is process-wide).
@@ -23,7 +53,7 @@ pub struct Scripts {
 
 impl Default for Scripts {
     fn default() -> Self {
-        Scripts { vm: None, bodies: BTreeMap::new(), rand48: crate::lua::RAND48_INITIAL }
+        Scripts { vm: None, running: None, bodies: BTreeMap::new(), rand48: crate::lua::RAND48_INITIAL }
     }
 }
 

@@ -8,12 +8,13 @@ use memoria_core::protocol::batch;
 use memoria_log::LogError;
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use super::busy::ScriptEnd;
 use super::{MAX_BATCH_BYTES, Shard, ShardMsg, Standing, TICK};
 use crate::clock::{now_us, seed};
 use crate::lease::Event;
 
 impl Shard {
-    fn take(&mut self, m: ShardMsg) -> bool {
+    pub(super) fn take(&mut self, m: ShardMsg) -> bool {
         match m {
             ShardMsg::Connect { id, addr, laddr, tx, primary_only } => {
                 if primary_only && self.standing.is_replica() {
@@ -103,7 +104,12 @@ impl Shard {
             let has_inflight = self.inflight.is_some();
             let wake = self.next_wake(last_tick);
             let inflight = self.inflight.as_mut().map(|i| &mut i.task);
-            let first = tokio::select! {
+            // Messages held back while a script ran come first.
+            let held = self.held.pop_front();
+            let first = if held.is_some() {
+                held
+            } else {
+                tokio::select! {
                 m = rx.recv() => match m {
                     Some(m) => Some(m),
                     None => return,
@@ -118,6 +124,7 @@ impl Shard {
                     None
                 }
                 _ = tokio::time::sleep_until(wake.into()) => None,
+                }
             };
             self.batch.clear();
             // Commands of just-unblocked clients come before anything newer of theirs.
@@ -128,7 +135,7 @@ impl Shard {
                     return self.drain_before_exit().await;
                 }
                 while self.batch.buf.len() < MAX_BATCH_BYTES {
-                    match rx.try_recv() {
+                    match self.held.pop_front().map_or_else(|| rx.try_recv(), Ok) {
                         Ok(m) => {
                             if !self.take(m) {
                                 return self.drain_before_exit().await;
@@ -176,7 +183,19 @@ impl Shard {
             // Without a log an interrupted engine could only be rebuilt empty: no watchdog.
             let limit = if matches!(self.standing, Standing::Primary(None)) { 0 } else { self.host.engine_call_ms() };
             self.engine.set_call_limit(limit);
-            match self.engine.execute(&input, now_us(), batch_seed) {
+            let result = match self.engine.execute(&input, now_us(), batch_seed) {
+                Ok(out) if batch::suspended(&out).is_some() => match self.finish_script(&mut rx, out).await {
+                    ScriptEnd::Done(r) => r,
+                    ScriptEnd::Replaced => {
+                        self.batch.clear();
+                        self.flush();
+                        continue;
+                    }
+                    ScriptEnd::Shutdown => return self.drain_before_exit().await,
+                },
+                r => r,
+            };
+            match result {
                 Ok(out) => self.route(&input, &out),
                 Err(e) => {
                     if let crate::wasm::EngineError::Interrupted(ms) = e {
@@ -222,7 +241,7 @@ impl Shard {
 
     /// Routes one engine call's output through the gate, then does what routing leaves to
     /// the shard.
-    fn route(&mut self, input: &[u8], out: &[u8]) {
+    pub(super) fn route(&mut self, input: &[u8], out: &[u8]) {
         let durable = self.standing.log().is_some();
         let clients = &self.clients;
         let routed = self.gate.route(input, out, durable, &mut self.blocking, |id| clients.contains_key(&id));

@@ -19,11 +19,13 @@
 //!
 //! The files: `event_loop` (the loop and batching), `route` and `gate` (when a reply may
 //! go out: the durability gate, pure), `log_path` (group commit and append outcomes),
-//! `replica` (tailing and reloads), `election` (the lease machine's actions), `rebuild`
+//! `replica` (tailing and reloads), `election` (the lease machine's actions), `busy` (a
+//! script that outlasts an engine call), `rebuild`
 //! (a new engine after a crash or a refused append), `facts` (what the engine is told of
 //! its role and cluster).
 
 mod blocking;
+mod busy;
 mod election;
 mod event_loop;
 mod facts;
@@ -248,6 +250,7 @@ pub fn spawn(
             blocking: Blocking::new(),
             host,
             resign: false,
+            held: VecDeque::new(),
         };
         if s.cluster.is_some()
             && let Some((api, name)) = s.source.clone()
@@ -364,4 +367,6 @@ struct Shard {
     host: Arc<HostLimits>,
     /// A FAILOVER was accepted: step down once its reply is out.
     resign: bool,
+    /// Messages that came while a script ran and wait for its end (`busy`).
+    held: VecDeque<ShardMsg>,
 }

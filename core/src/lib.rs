@@ -22,6 +22,7 @@ extern crate std;
 
 pub mod util;
 pub mod protocol;
+pub mod rdb;
 pub mod types;
 pub mod keyspace;
 pub mod lua;

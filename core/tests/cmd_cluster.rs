@@ -313,3 +313,43 @@ fn an_import_wakes_a_client_blocked_on_the_key() {
     ck(&mut dst, "ASKING", "+OK\r\n");
     ck(&mut dst, "LRANGE {b}q 0 -1", bulks(&["b"]));
 }
+
+/// Redis 7's checks of the keys a script reaches in cluster mode (texts from a
+/// redis-server 7.0.15 cluster node): only keys served here; with a shebang or as a
+/// function, only keys of one slot (the declared keys', else the first reached) unless
+/// it allows cross-slot keys; a no-cluster script does not run.
+#[test]
+fn scripts_reach_local_keys_of_one_slot() {
+    let mut h = H::new();
+    role(&mut h, TWO);
+    let eval = |h: &mut H, body: &str, keys: &[&str]| {
+        let n = keys.len().to_string();
+        let mut argv = vec!["EVAL", body, &n];
+        argv.extend(keys);
+        String::from_utf8_lossy(&h.raw(&argv)).into_owned()
+    };
+    let non_local = "-ERR Script attempted to access a non local key in a cluster node script: ";
+    let cross = "-ERR Script attempted to access keys that do not hash to the same slot script: ";
+    ck(&mut h, "SET bar 1", "+OK\r\n");
+    // "foo" lives on shard 1.
+    assert!(eval(&mut h, "return redis.call('get', 'foo')", &[]).starts_with(non_local));
+    assert_eq!(eval(&mut h, "return redis.pcall('get', 'foo')", &[]), "-ERR Script attempted to access a non local key in a cluster node\r\n");
+    assert!(eval(&mut h, "return redis.call('mget', 'bar', '{b}x')", &[]).starts_with(non_local));
+    // Without a shebang, any local slot (as before Redis 7).
+    assert_eq!(eval(&mut h, "return redis.call('get', 'bar')", &["{b}x"]), bulk("1"));
+    // With one: the declared keys' slot, or the first reached.
+    assert!(eval(&mut h, "#!lua\nreturn redis.call('get', 'bar')", &["{b}x"]).starts_with(cross));
+    assert!(eval(&mut h, "#!lua\nredis.call('set', '{b}x', 1) return redis.call('get', 'bar')", &[]).starts_with(cross));
+    assert_eq!(eval(&mut h, "#!lua\nredis.call('set', '{b}x', 1) return redis.call('get', '{b}y')", &[]), NIL);
+    assert_eq!(eval(&mut h, "#!lua flags=allow-cross-slot-keys\nredis.call('set', '{b}x', 2) return redis.call('get', 'bar')", &[]), bulk("1"));
+    assert_eq!(eval(&mut h, "#!lua flags=no-cluster\nreturn 1", &[]), "-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n");
+    // Functions are checked as shebang scripts.
+    let lib = "#!lua name=cl\nredis.register_function('xs', function(k) return redis.call('get', 'bar') end)\nredis.register_function{function_name='xok', callback=function(k) return redis.call('get', 'bar') end, flags={'allow-cross-slot-keys'}}";
+    assert_eq!(h.raw(&["FUNCTION", "LOAD", lib]), bulk("cl").as_bytes());
+    assert_eq!(
+        String::from_utf8_lossy(&h.raw(&["FCALL", "xs", "1", "{b}x"])),
+        "-ERR Script attempted to access keys that do not hash to the same slot script: xs, on @user_function:2.\r\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&h.raw(&["FCALL", "xok", "1", "{b}x"])), bulk("1"));
+    assert_eq!(String::from_utf8_lossy(&h.raw(&["FCALL", "xs", "0"])), bulk("1"));
+}

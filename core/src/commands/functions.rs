@@ -11,7 +11,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::commands::scripting::{BUSY_EVAL, INSTRUCTIONS_PER_MS, kill, run_in, split_keys};
-use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, LoadError, Target};
+use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, LoadError, Target, Vm};
+use crate::rdb;
 use crate::server::ctx::Ctx;
 use crate::server::functions::{FunctionInfo, Library};
 use crate::server::scripts::VmHome;
@@ -71,15 +72,13 @@ impl Host for Registrar {
     }
 }
 
-/// Loads `code` as a library (replacing one of its name when `replace`).
-pub fn load_library(ctx: &mut Ctx<'_>, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
-    let name = library_name(code)?.to_vec();
-    let fs = &mut ctx.st.functions;
-    if !replace && fs.libraries.contains_key(&name[..]) {
-        return Err(format!("ERR Library '{}' already exists", String::from_utf8_lossy(&name)));
-    }
+/// A library's functions, by name.
+type Registered = BTreeMap<Box<[u8]>, FunctionInfo>;
+
+/// Runs library `code` in `vm` so it registers its functions (staged in the VM until
+/// `commit_library`); the functions it registered.
+fn register(vm: &mut Vm, code: &[u8]) -> Result<Registered, String> {
     let mut reg = Registrar { functions: BTreeMap::new() };
-    let vm = fs.vm().ok_or_else(|| String::from("ERR Error registering functions: not enough memory"))?;
     match vm.load_library(&crate::server::scripts::shebang_as_comment(code), LOAD_BUDGET_MS * INSTRUCTIONS_PER_MS, &mut reg) {
         Ok(()) => {}
         Err(LoadError::Compile(m)) => return Err(format!("ERR Error compiling function: {}", String::from_utf8_lossy(&m))),
@@ -88,14 +87,26 @@ pub fn load_library(ctx: &mut Ctx<'_>, code: &[u8], replace: bool) -> Result<Vec
     if reg.functions.is_empty() {
         return Err("ERR No functions registered".into());
     }
-    for f in reg.functions.keys() {
+    Ok(reg.functions)
+}
+
+/// Loads `code` as a library (replacing one of its name when `replace`).
+pub fn load_library(ctx: &mut Ctx<'_>, code: &[u8], replace: bool) -> Result<Vec<u8>, String> {
+    let name = library_name(code)?.to_vec();
+    let fs = &mut ctx.st.functions;
+    if !replace && fs.libraries.contains_key(&name[..]) {
+        return Err(format!("ERR Library '{}' already exists", String::from_utf8_lossy(&name)));
+    }
+    let vm = fs.vm().ok_or_else(|| String::from("ERR Error registering functions: not enough memory"))?;
+    let functions = register(vm, code)?;
+    for f in functions.keys() {
         if fs.by_function.get(f).is_some_and(|lib| **lib != name[..]) {
             return Err(format!("ERR Function {} already exists", String::from_utf8_lossy(f)));
         }
     }
     fs.remove(&name);
     fs.vm().expect("made above").commit_library(&name);
-    fs.insert(&name, Library { code: code.into(), functions: reg.functions });
+    fs.insert(&name, Library { code: code.into(), functions });
     Ok(name)
 }
 
@@ -118,6 +129,122 @@ pub fn function_load(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         Err(e) => ctx.err(&e),
     }
+}
+
+/// FUNCTION DUMP: every library's code as Redis's payload (RDB function records, the RDB
+/// version, a CRC-64), which redis-server restores too.
+pub fn function_dump(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    let mut out = Vec::new();
+    for lib in ctx.st.functions.libraries.values() {
+        out.push(rdb::TYPE_FUNCTION2);
+        rdb::write_string(&mut out, &lib.code);
+    }
+    rdb::finish_payload(&mut out);
+    ctx.reply.bulk(&out);
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RestorePolicy {
+    Append,
+    Replace,
+    Flush,
+}
+
+/// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE], as Redis 7.0: every library of the
+/// payload is loaded first (into a VM of its own), so an error changes nothing. Logged as
+/// what it did: FUNCTION FLUSH, FUNCTION DELETE of the libraries it replaced, and a
+/// FUNCTION LOAD REPLACE of each library.
+pub fn function_restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() > 4 {
+        return ctx.err(&format!("ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.", String::from_utf8_lossy(argv[1])));
+    }
+    let policy = match argv.get(3) {
+        None => RestorePolicy::Append,
+        Some(p) if eq_ic(p, b"append") => RestorePolicy::Append,
+        Some(p) if eq_ic(p, b"replace") => RestorePolicy::Replace,
+        Some(p) if eq_ic(p, b"flush") => RestorePolicy::Flush,
+        Some(_) => return ctx.err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE."),
+    };
+    let Some(body) = rdb::payload_body(argv[2]) else {
+        return ctx.err("ERR DUMP payload version or checksum are wrong");
+    };
+    let staged = match stage_payload(body) {
+        Ok(s) => s,
+        Err(e) => return ctx.err(&e),
+    };
+    let fs = &ctx.st.functions;
+    if policy != RestorePolicy::Flush {
+        for (name, _, _) in &staged {
+            if policy == RestorePolicy::Append && fs.libraries.contains_key(&name[..]) {
+                return ctx.err(&format!("ERR Library {} already exists", String::from_utf8_lossy(name)));
+            }
+        }
+        for (_, _, functions) in &staged {
+            for f in functions.keys() {
+                // A function of a library the payload replaces is no collision.
+                if let Some(owner) = fs.by_function.get(f)
+                    && !(policy == RestorePolicy::Replace && staged.iter().any(|(n, _, _)| n[..] == owner[..]))
+                {
+                    return ctx.err(&format!("ERR Function {} already exists", String::from_utf8_lossy(f)));
+                }
+            }
+        }
+    }
+    if policy == RestorePolicy::Flush {
+        ctx.st.functions.flush();
+        ctx.propagate(&[b"FUNCTION", b"FLUSH"]);
+    }
+    for (name, _, _) in &staged {
+        if ctx.st.functions.remove(name) {
+            ctx.propagate(&[b"FUNCTION", b"DELETE", name]);
+        }
+    }
+    for (_, code, _) in &staged {
+        if let Err(e) = load_library(ctx, code, true) {
+            // The same code loaded in a VM of its own: only memory can fail it here.
+            ctx.dirty += 1;
+            return ctx.err(&e);
+        }
+        ctx.propagate(&[b"FUNCTION", b"LOAD", b"REPLACE", code]);
+    }
+    ctx.dirty += 1;
+    ctx.reply.ok();
+}
+
+/// A library of a FUNCTION RESTORE payload: (name, code, functions).
+type Staged = (Vec<u8>, Vec<u8>, Registered);
+
+/// The libraries of a payload's records, each loaded in a VM of its own, in the
+/// payload's order; or the error Redis gives for the first bad one.
+fn stage_payload(body: &[u8]) -> Result<Vec<Staged>, String> {
+    let mut records = rdb::Reader::new(body);
+    let mut staged: Vec<Staged> = Vec::new();
+    let mut scratch = None;
+    while !records.is_empty() {
+        match records.byte() {
+            Some(rdb::TYPE_FUNCTION2) => {}
+            Some(rdb::TYPE_FUNCTION_PRE_GA) => return Err("ERR Pre-GA function format not supported".into()),
+            _ => return Err("ERR given type is not a function".into()),
+        }
+        let code = records.string().ok_or_else(|| String::from("ERR Failed loading library payload"))?;
+        let name = library_name(&code)?.to_vec();
+        if staged.iter().any(|(n, _, _)| *n == name) {
+            return Err(format!("ERR Library '{}' already exists", String::from_utf8_lossy(&name)));
+        }
+        if scratch.is_none() {
+            scratch = Vm::new_functions(crate::server::scripts::LUA_MEMORY_CAP);
+        }
+        let vm = scratch.as_mut().ok_or_else(|| String::from("ERR Error registering functions: not enough memory"))?;
+        let functions = register(vm, &code)?;
+        vm.commit_library(&name);
+        for f in functions.keys() {
+            if staged.iter().any(|(_, _, other)| other.contains_key(f)) {
+                return Err(format!("ERR Function {} already exists", String::from_utf8_lossy(f)));
+            }
+        }
+        staged.push((name, code, functions));
+    }
+    Ok(staged)
 }
 
 pub fn function_delete(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -287,5 +414,5 @@ fn fcall_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], ro: bool) {
     if ro && flags & FLAG_NO_WRITES == 0 {
         return ctx.err("ERR Can not execute a script with write flag using *_ro command.");
     }
-    run_in(ctx, VmHome::Functions, Target::Function { lib: &lib, name: argv[1] }, argv, keys, args, ro || flags & FLAG_NO_WRITES != 0);
+    run_in(ctx, VmHome::Functions, Target::Function { lib: &lib, name: argv[1] }, argv, keys, args, flags, ro || flags & FLAG_NO_WRITES != 0);
 }

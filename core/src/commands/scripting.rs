@@ -7,10 +7,10 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, Run, Target, sha1_hex};
+use crate::lua::{FLAG_ALLOW_CROSS_SLOT, FLAG_NAMES, FLAG_NO_CLUSTER, FLAG_NO_WRITES, Host, Run, Target, sha1_hex};
 use crate::protocol::reply::Reply;
 use crate::server::ctx::Ctx;
-use crate::server::scripts::{Running, Sha, VmHome, function_name};
+use crate::server::scripts::{Running, Sha, SlotRule, VmHome, function_name};
 use crate::util::eq_ic;
 
 /// VM instructions a script may run per millisecond of `busy-reply-threshold` (about a
@@ -125,7 +125,10 @@ fn eval_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], by_sha: bool, read_only: bool
     if read_only && has_shebang && !no_writes {
         return ctx.err("ERR Can not execute a script with write flag using *_ro command.");
     }
-    run_in(ctx, VmHome::Scripts, Target::Script { name: &function_name(&sha), sha: &sha }, argv, keys, args, read_only || no_writes);
+    let target = Target::Script { name: &function_name(&sha), sha: &sha };
+    // A script without a shebang runs as before Redis 7: it may reach keys of any slot.
+    let flags = if has_shebang { flags } else { flags | FLAG_ALLOW_CROSS_SLOT };
+    run_in(ctx, VmHome::Scripts, target, argv, keys, args, flags, read_only || no_writes);
 }
 
 /// The instructions a script may run without yielding (`busy-reply-threshold`; 0: no
@@ -135,10 +138,22 @@ fn budget(ctx: &Ctx<'_>) -> u64 {
     if b == 0 { u64::MAX } else { b }
 }
 
-/// Runs a script or function (`argv`: the command that runs it) in the VM of `home` for
-/// `ctx`'s client and replies with its result, or leaves it running
-/// (`Ctx::suspended`) when it yields.
-pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: &[&[u8]], keys: &[&[u8]], args: &[&[u8]], read_only: bool) {
+/// Runs a script or function (`argv`: the command that runs it; `flags`: its
+/// `crate::lua::FLAG_*`) in the VM of `home` for `ctx`'s client and replies with its
+/// result, or leaves it running (`Ctx::suspended`) when it yields.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: &[&[u8]], keys: &[&[u8]], args: &[&[u8]], flags: u32, read_only: bool) {
+    let clustered = ctx.st.cluster.is_some();
+    if clustered && flags & FLAG_NO_CLUSTER != 0 {
+        return ctx.err("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+    }
+    // In cluster mode the keys a script reaches must hash to its declared keys' slot (the
+    // first reached, without any), unless it allows cross-slot keys.
+    let slot = match keys.first() {
+        _ if !clustered || flags & FLAG_ALLOW_CROSS_SLOT != 0 => SlotRule::Any,
+        Some(k) => SlotRule::Slot(crate::server::cluster::key_slot(k)),
+        None => SlotRule::Unset,
+    };
     let vm = match home {
         VmHome::Scripts => ctx.st.scripts.take_vm(),
         VmHome::Functions => ctx.st.functions.take_vm(),
@@ -154,9 +169,9 @@ pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: 
     let (client_resp3, db) = (ctx.client.resp3, ctx.client.db);
     let mut reply = Vec::new();
     vm.set_rand_state(ctx.st.scripts.rand48);
-    let mut host = ScriptHost { ctx: &mut *ctx, read_only, wrote: false };
+    let mut host = ScriptHost { ctx: &mut *ctx, read_only, wrote: false, slot };
     let run = vm.call(target, keys, args, client_resp3, budget, slice, &mut host, &mut reply);
-    let wrote = host.wrote;
+    let (wrote, slot) = (host.wrote, host.slot);
     let running = Running {
         vm,
         home,
@@ -166,6 +181,7 @@ pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: 
         dirty: 0,
         unblock: Vec::new(),
         wrote,
+        slot,
         kill: false,
         started_ms: ctx.st.now_ms,
         argv: argv.iter().map(|a| a.to_vec()).collect(),
@@ -179,9 +195,9 @@ pub(crate) fn resume(ctx: &mut Ctx<'_>) {
     ctx.dirty = running.dirty;
     ctx.unblock = core::mem::take(&mut running.unblock);
     let mut reply = Vec::new();
-    let mut host = ScriptHost { ctx: &mut *ctx, read_only: running.read_only, wrote: running.wrote };
+    let mut host = ScriptHost { ctx: &mut *ctx, read_only: running.read_only, wrote: running.wrote, slot: running.slot };
     let run = running.vm.resume(running.kill, &mut host, &mut reply);
-    running.wrote = host.wrote;
+    (running.wrote, running.slot) = (host.wrote, host.slot);
     settle(ctx, running, run, &reply);
 }
 
@@ -233,6 +249,7 @@ struct ScriptHost<'c, 'a> {
     read_only: bool,
     /// The script called a write command (then SCRIPT KILL refuses: -UNKILLABLE).
     wrote: bool,
+    slot: SlotRule,
 }
 
 impl ScriptHost<'_, '_> {
@@ -261,7 +278,31 @@ impl ScriptHost<'_, '_> {
             }
             self.wrote = true;
         }
+        if self.ctx.st.cluster.is_some() {
+            return self.cluster_refusal(cmd, argv);
+        }
         None
+    }
+
+    /// Redis's scriptVerifyClusterState: the command's keys are served here and share the
+    /// script's slot.
+    fn cluster_refusal(&mut self, cmd: &crate::server::spec::CommandSpec, argv: &[&[u8]]) -> Option<alloc::string::String> {
+        if crate::server::cluster::route(self.ctx, cmd, argv, false).is_some() {
+            return Some("ERR Script attempted to access a non local key in a cluster node".into());
+        }
+        let mut idx = Vec::new();
+        cmd.key_indexes_argv(argv, &mut idx);
+        let &first = idx.first()?;
+        let slot = crate::server::cluster::key_slot(argv[first]);
+        match self.slot {
+            SlotRule::Any => None,
+            SlotRule::Unset => {
+                self.slot = SlotRule::Slot(slot);
+                None
+            }
+            SlotRule::Slot(s) if s == slot => None,
+            SlotRule::Slot(_) => Some("ERR Script attempted to access keys that do not hash to the same slot".into()),
+        }
     }
 }
 

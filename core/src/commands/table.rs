@@ -121,14 +121,17 @@ pub static SCRIPT_SUBCOMMANDS: [CommandSpec; 5] = [
     cmd!("script|load", 3, NOSCRIPT | STALE, NK, "scripting", "2.6.0", "Loads a server-side Lua script to the script cache.", scripting::script_load),
 ];
 
-pub static FUNCTION_SUBCOMMANDS: [CommandSpec; 7] = [
+pub static FUNCTION_SUBCOMMANDS: [CommandSpec; 9] = [
     cmd!("function|delete", 3, WRITE | NOSCRIPT, NK, "scripting", "7.0.0", "Deletes a library and its functions.", functions::function_delete),
+    // DUMP shows logged state: held until pending writes are durable.
+    cmd!("function|dump", 2, NOSCRIPT | KEYSPACE, NK, "scripting", "7.0.0", "Dumps all libraries into a serialized binary payload.", functions::function_dump),
     cmd!("function|flush", -2, WRITE | NOSCRIPT, NK, "scripting", "7.0.0", "Deletes all libraries and functions.", functions::function_flush),
     cmd!("function|help", 2, LOADING | STALE, NK, "scripting", "7.0.0", "Returns helpful text about the different subcommands.", functions::function_help),
     cmd!("function|kill", 2, NOSCRIPT | ALLOW_BUSY, NK, "scripting", "7.0.0", "Terminates a function during execution.", functions::function_kill),
     // LIST and STATS show logged state: held until pending writes are durable.
     cmd!("function|list", -2, NOSCRIPT | KEYSPACE, NK, "scripting", "7.0.0", "Returns information about all libraries.", functions::function_list),
     cmd!("function|load", -3, WRITE | DENYOOM | NOSCRIPT, NK, "scripting", "7.0.0", "Creates a library.", functions::function_load),
+    cmd!("function|restore", -3, WRITE | DENYOOM | NOSCRIPT, NK, "scripting", "7.0.0", "Restores all libraries from a payload.", functions::function_restore),
     cmd!(
         "function|stats",
         2,

@@ -21,6 +21,17 @@ pub enum VmHome {
     Functions,
 }
 
+/// Which slot the keys a script reaches must hash to, in cluster mode (Redis's check of
+/// keys a script did not declare).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SlotRule {
+    /// Any (not in cluster mode, or the script allows cross-slot keys).
+    Any,
+    /// The slot of the first key it reaches (it declared none).
+    Unset,
+    Slot(u16),
+}
+
 /// A script or function that yielded at the end of an engine call and goes on in the
 /// next (`commands::scripting::resume`). Meanwhile other clients are answered -BUSY.
 pub struct Running {
@@ -34,6 +45,8 @@ pub struct Running {
     pub unblock: Vec<(u64, bool)>,
     /// It called a write command: it can no longer be killed.
     pub wrote: bool,
+    /// The slot its keys must share in cluster mode.
+    pub slot: SlotRule,
     /// SCRIPT KILL or FUNCTION KILL asked it to stop.
     pub kill: bool,
     /// When it started (unix ms) and its command (FUNCTION STATS).

@@ -134,7 +134,7 @@ fn eval_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], by_sha: bool, read_only: bool
 /// The instructions a script may run without yielding (`busy-reply-threshold`; 0: no
 /// bound).
 fn budget(ctx: &Ctx<'_>) -> u64 {
-    let b = (ctx.st.config.num("busy-reply-threshold").max(0) as u64).saturating_mul(INSTRUCTIONS_PER_MS);
+    let b = (ctx.st.config.busy_reply_threshold as u64).saturating_mul(INSTRUCTIONS_PER_MS);
     if b == 0 { u64::MAX } else { b }
 }
 
@@ -184,7 +184,8 @@ pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: 
         slot,
         kill: false,
         started_ms: ctx.st.now_ms,
-        argv: argv.iter().map(|a| a.to_vec()).collect(),
+        // Copied only for a run that outlasts this call (FUNCTION STATS shows it).
+        argv: if run == Run::Yielded { argv.iter().map(|a| a.to_vec()).collect() } else { Vec::new() },
     };
     settle(ctx, running, run, &reply);
 }

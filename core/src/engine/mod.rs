@@ -426,7 +426,7 @@ impl Engine {
     /// The output of a call that ends with a script still running: one REC_SUSPENDED
     /// record, with SUSPENDED_BUSY once it has run `busy-reply-threshold` ms by `now_us`.
     fn suspended_record(&self, now_us: i64) -> Vec<u8> {
-        let threshold = self.st.config.num("busy-reply-threshold").max(0);
+        let threshold = self.st.config.busy_reply_threshold;
         let started = self.st.scripts.running.as_ref().map_or(now_us / 1000, |r| r.started_ms);
         let flags = if now_us / 1000 - started >= threshold { batch::SUSPENDED_BUSY } else { 0 };
         let mut out = Vec::new();

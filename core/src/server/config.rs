@@ -235,6 +235,8 @@ pub struct Config {
     pub list_max_listpack_size: i64,
     /// u64 on every target: the wasm32 engine's usize would cut 4294967296 to 0.
     pub proto_max_bulk_len: u64,
+    /// `busy-reply-threshold` (alias `lua-time-limit`) in ms: read by every script run.
+    pub busy_reply_threshold: i64,
     pub notify_flags: u32,
     pub stream_node_max_bytes: u64,
     pub stream_node_max_entries: i64,
@@ -257,6 +259,7 @@ impl Default for Config {
             hll_sparse_max_bytes: 3000,
             list_max_listpack_size: -2,
             proto_max_bulk_len: 512 << 20,
+            busy_reply_threshold: 5000,
             notify_flags: 0,
             stream_node_max_bytes: 4096,
             stream_node_max_entries: 100,
@@ -392,6 +395,7 @@ impl Config {
         self.hll_sparse_max_bytes = size(self.num("hll-sparse-max-bytes").clamp(0, i32::MAX as i64));
         self.list_max_listpack_size = self.num("list-max-listpack-size");
         self.proto_max_bulk_len = self.num("proto-max-bulk-len").max(0) as u64;
+        self.busy_reply_threshold = self.num("busy-reply-threshold").max(0);
         // The rendered value drops `n` after `A`: re-parse only when it no longer matches the
         // flags, so refreshing for another parameter keeps new-key events on.
         let events = self.value("notify-keyspace-events").unwrap_or("");

@@ -10,12 +10,12 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::commands::scripting::{BUSY_EVAL, INSTRUCTIONS_PER_MS, kill, run_in, split_keys};
+use crate::commands::scripting::{INSTRUCTIONS_PER_MS, kill, run_in, split_keys};
 use crate::lua::{FLAG_NAMES, FLAG_NO_WRITES, Host, LoadError, Target, Vm};
 use crate::rdb;
 use crate::server::ctx::Ctx;
 use crate::server::functions::{FunctionInfo, Library};
-use crate::server::scripts::VmHome;
+use crate::server::scripts::{BUSY_EVAL, VmHome};
 use crate::util::eq_ic;
 
 /// Redis's FUNCTION LOAD timeout (500 ms), as a count of VM instructions.

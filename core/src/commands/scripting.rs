@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use crate::lua::{FLAG_ALLOW_CROSS_SLOT, FLAG_NAMES, FLAG_NO_CLUSTER, FLAG_NO_WRITES, Host, Run, Target, sha1_hex};
 use crate::protocol::reply::Reply;
 use crate::server::ctx::Ctx;
-use crate::server::scripts::{Running, Sha, SlotRule, VmHome, function_name};
+use crate::server::scripts::{BUSY_EVAL, BUSY_FUNCTION, Running, Sha, SlotRule, VmHome, function_name};
 use crate::util::eq_ic;
 
 /// VM instructions a script may run per millisecond of `busy-reply-threshold` (about a
@@ -21,10 +21,6 @@ pub(crate) const INSTRUCTIONS_PER_MS: u64 = 100_000;
 /// Instructions a client's script runs per engine call before it yields, so the host can
 /// answer others (-BUSY past `busy-reply-threshold`), renew its lease and take SCRIPT KILL.
 pub(crate) const SLICE: u64 = 10 * INSTRUCTIONS_PER_MS;
-
-/// What other clients get while a script runs past `busy-reply-threshold`.
-pub(crate) const BUSY_EVAL: &str = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
-pub(crate) const BUSY_FUNCTION: &str = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 
 /// The `crate::lua::FLAG_*` bits an EVAL body's shebang (Redis 7's `#!lua flags=a,b`)
 /// asks for.
@@ -237,11 +233,6 @@ pub(crate) fn kill(ctx: &mut Ctx<'_>, eval: bool) {
             ctx.reply.ok();
         }
     }
-}
-
-/// The -BUSY error for the run in progress, if one is.
-pub(crate) fn busy_error(ctx: &Ctx<'_>) -> Option<&'static str> {
-    ctx.st.scripts.running.as_ref().map(|r| if r.home == VmHome::Scripts { BUSY_EVAL } else { BUSY_FUNCTION })
 }
 
 /// The server as a running script sees it.

@@ -123,7 +123,7 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     // A script runs past `busy-reply-threshold`: others get -BUSY but for a few commands
     // (SCRIPT KILL, FUNCTION KILL, AUTH, MULTI…), flagged ALLOW_BUSY.
     if cmd.flags & flags::ALLOW_BUSY == 0
-        && let Some(busy) = crate::commands::scripting::busy_error(ctx)
+        && let Some(busy) = ctx.st.scripts.busy_error()
     {
         if exec {
             ctx.client.multi = None;

@@ -14,6 +14,10 @@ pub const LUA_MEMORY_CAP: usize = 256 << 20;
 
 pub type Sha = [u8; 40];
 
+/// What other clients get while a script runs past `busy-reply-threshold`.
+pub const BUSY_EVAL: &str = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+pub const BUSY_FUNCTION: &str = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
 /// Which VM a run borrowed: EVAL's, or the function libraries'.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum VmHome {
@@ -79,6 +83,11 @@ pub fn function_name(sha: &Sha) -> [u8; 42] {
 }
 
 impl Scripts {
+    /// The -BUSY error for the run in progress, if one is.
+    pub fn busy_error(&self) -> Option<&'static str> {
+        self.running.as_ref().map(|r| if r.home == VmHome::Scripts { BUSY_EVAL } else { BUSY_FUNCTION })
+    }
+
     pub fn exists(&self, sha: &Sha) -> bool {
         self.bodies.contains_key(sha)
     }

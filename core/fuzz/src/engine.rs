@@ -252,6 +252,9 @@ struct Run {
     effects: Vec<u8>,
 }
 
+/// The client that sends SCRIPT KILL and FUNCTION KILL (not one of the steps' clients).
+const KILLER: u64 = 1 << 40;
+
 impl Run {
     fn execute(&mut self, b: &mut BatchWriter) {
         if b.is_empty() {
@@ -262,7 +265,30 @@ impl Run {
             c.maxmemory = MAX_MEMORY;
         }
         self.batches += 1;
-        let out = self.e.execute(&b.buf, self.now_ms * 1000, self.batches);
+        let mut out = self.e.execute(&b.buf, self.now_ms * 1000, self.batches);
+        // A script that yields goes on as the host resumes it; every few slices an
+        // operator's SCRIPT KILL and FUNCTION KILL come (from a client of their own).
+        let mut slices = 0u32;
+        while batch::suspended(&out).is_some() {
+            slices += 1;
+            if slices % 4 == 0 {
+                let mut kill = BatchWriter::new();
+                for cmd in [["SCRIPT", "KILL"], ["FUNCTION", "KILL"]] {
+                    kill.begin(batch::REC_COMMAND, KILLER);
+                    memoria_core::protocol::resp::encode_command(&mut kill.buf, &cmd);
+                    kill.end();
+                }
+                let answers = self.e.execute(&kill.buf, self.now_ms * 1000, self.batches);
+                self.check_output(&answers, 2);
+            }
+            if slices > 64 {
+                // A script that wrote cannot be killed: it runs on, and the engine answers
+                // -BUSY from here on, which the later steps check.
+                b.clear();
+                return;
+            }
+            out = self.e.resume(self.now_ms * 1000);
+        }
         self.check_output(&out, b.records);
         for rec in OutputReader::new(&out) {
             self.effects.extend_from_slice(rec.effects);

@@ -245,16 +245,16 @@ struct ScriptHost<'c, 'a> {
 }
 
 impl ScriptHost<'_, '_> {
-    /// Redis's scriptCall checks, in its order; Some(error) refuses the command.
-    fn refusal(&mut self, argv: &[&[u8]]) -> Option<alloc::string::String> {
+    /// Redis's scriptCall checks, in its order: the command, or the error that refuses it.
+    fn admit(&mut self, argv: &[&[u8]]) -> Result<&'static crate::server::spec::CommandSpec, alloc::string::String> {
         let Some(cmd) = self.ctx.st.index.resolve(argv) else {
-            return Some("ERR Unknown Redis command called from script".into());
+            return Err("ERR Unknown Redis command called from script".into());
         };
         if !cmd.arity_ok(argv.len()) {
-            return Some("ERR Wrong number of args calling Redis command from script".into());
+            return Err("ERR Wrong number of args calling Redis command from script".into());
         }
         if cmd.flags & crate::server::spec::flags::NOSCRIPT != 0 {
-            return Some("ERR This Redis command is not allowed from script".into());
+            return Err("ERR This Redis command is not allowed from script".into());
         }
         let saved = (self.ctx.in_exec, self.ctx.in_script);
         self.ctx.in_exec = true;
@@ -262,18 +262,20 @@ impl ScriptHost<'_, '_> {
         let acl = crate::server::acl::enforce::enforce(self.ctx, cmd, argv);
         (self.ctx.in_exec, self.ctx.in_script) = saved;
         if let Err(crate::server::acl::enforce::Refusal::Error(e)) = acl {
-            return Some(e);
+            return Err(e);
         }
         if cmd.is_write() {
             if self.read_only {
-                return Some("ERR Write commands are not allowed from read-only scripts.".into());
+                return Err("ERR Write commands are not allowed from read-only scripts.".into());
             }
             self.wrote = true;
         }
-        if self.ctx.st.cluster.is_some() {
-            return self.cluster_refusal(cmd, argv);
+        if self.ctx.st.cluster.is_some()
+            && let Some(e) = self.cluster_refusal(cmd, argv)
+        {
+            return Err(e);
         }
-        None
+        Ok(cmd)
     }
 
     /// Redis's scriptVerifyClusterState: the command's keys are served here and share the
@@ -300,19 +302,22 @@ impl ScriptHost<'_, '_> {
 
 impl Host for ScriptHost<'_, '_> {
     fn call(&mut self, argv: &[&[u8]], resp3: bool, out: &mut Vec<u8>) {
-        if let Some(e) = self.refusal(argv) {
-            out.push(b'-');
-            out.extend_from_slice(e.as_bytes());
-            out.extend_from_slice(b"\r\n");
-            return;
-        }
+        let cmd = match self.admit(argv) {
+            Ok(cmd) => cmd,
+            Err(e) => {
+                out.push(b'-');
+                out.extend_from_slice(e.as_bytes());
+                out.extend_from_slice(b"\r\n");
+                return;
+            }
+        };
         let ctx = &mut *self.ctx;
         let mut reply = Reply::new();
         reply.resp3 = resp3;
         let mut sub = Ctx::new(ctx.st, ctx.client, ctx.clients, &mut reply, ctx.fx);
         sub.in_exec = true;
         sub.in_script = true;
-        crate::server::dispatch::call(&mut sub, argv);
+        crate::server::dispatch::call_resolved(&mut sub, cmd, false, argv);
         let (dirty, unblock) = (sub.dirty, core::mem::take(&mut sub.unblock));
         ctx.dirty += dirty;
         ctx.unblock.extend(unblock);

@@ -68,6 +68,12 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return;
     }
     let Some((cmd, bare)) = resolve(ctx, argv) else { return };
+    call_resolved(ctx, cmd, bare, argv);
+}
+
+/// Runs `argv` as `cmd`, already resolved from it (`bare`: a container called without a
+/// subcommand runs its bare one): a script's `redis.call` resolves before its checks.
+pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, argv: &[&[u8]]) {
     let exec = cmd.flags & flags::EXEC != 0;
     if !ctx.in_exec {
         // Like Redis's processCommand: CLIENT LIST/INFO show the command being run.

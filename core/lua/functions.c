@@ -167,7 +167,8 @@ memoria_vm *memoria_lua_open_functions(size_t mem_cap) {
 int memoria_lua_load_library(memoria_vm *vm, const char *code, size_t len, unsigned long long budget,
                              const memoria_host *host, const char **err, size_t *err_len) {
   lua_State *L = vm->L;
-  memoria_run_begin(vm, 0, budget, host); /* the error handler at 1 */
+  memoria_run_begin(vm, 0, budget, host);
+  lua_pushcfunction(L, memoria_err_handler); /* at 1, for lua_pcall */
   vm->kill_msg = "FUNCTION LOAD timeout";
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, STAGED);

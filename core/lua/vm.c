@@ -429,7 +429,6 @@ void memoria_run_begin(memoria_vm *vm, int client_resp3, unsigned long long budg
   vm->kill_msg = KILLED;
   vm->slice = 0;
   lua_settop(vm->L, 0);
-  lua_pushcfunction(vm->L, memoria_err_handler);
 }
 
 int memoria_lua_call(memoria_vm *vm, const char *lib, const char *name, const char *shown, int nkeys,

@@ -434,11 +434,6 @@ impl Engine {
         out
     }
 
-    /// Whether a script yielded and waits for `resume`.
-    pub fn is_suspended(&self) -> bool {
-        self.suspended.is_some()
-    }
-
     /// Goes on with the suspended script for another slice (SCRIPT KILL, if it came, ends
     /// it), then with the rest of its batch. Returns the batch's whole output once it is
     /// done, else REC_SUSPENDED again.
@@ -446,8 +441,7 @@ impl Engine {
         let Some(mut s) = self.suspended.take() else {
             return Vec::new();
         };
-        self.st.now_us = s.now_us;
-        self.st.now_ms = s.now_us / 1000;
+        self.set_time(s.now_us);
         self.effects = core::mem::take(&mut s.effects);
         let slot = self.slot_of(s.client);
         let mut client = self.clients[slot].take().expect("client slot");
@@ -462,8 +456,6 @@ impl Engine {
             self.suspended = Some(s);
             return self.suspended_record(now_us);
         }
-        // What dispatch::call does after a handler returns.
-        ctx.st.stats.commands += 1;
         let outcome = Outcome::of(&mut ctx);
         self.finish_command(slot, client, &s.payload, outcome, &mut s.out);
         let out = self.run_records(&s.rest, core::mem::take(&mut s.out));
@@ -510,8 +502,7 @@ impl Engine {
             }
         }
         self.st.pubsub.put_back(queued);
-        self.st.now_us = batch_now;
-        self.st.now_ms = batch_now / 1000;
+        self.set_time(batch_now);
         out
     }
 

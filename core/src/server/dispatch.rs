@@ -173,6 +173,7 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     ctx.custom_fx = false;
     let handler = cmd.handler.expect("leaf commands have handlers");
     handler(ctx, argv);
+    ctx.st.stats.commands += 1;
     if ctx.suspended {
         // Its script goes on in the next engine call (`Engine::resume`).
         return;
@@ -182,7 +183,6 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
         // does not redirect a client blocked on a key of an importing slot).
         b.asking = true;
     }
-    ctx.st.stats.commands += 1;
     // Applying a primary's effects (replica, replay, snapshot) writes none of its own:
     // nothing reads them, and encoding each command again is a tenth of a replica's work.
     if ctx.dirty > 0 && !ctx.custom_fx && cmd.is_write() && !ctx.st.applying {

@@ -6,12 +6,10 @@
 //! commands; SCRIPT KILL, FUNCTION KILL, AUTH, MULTI… run).
 
 use memoria_core::protocol::batch;
-use memoria_log::LogError;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::{Shard, ShardMsg};
 use crate::clock::{now_us, seed};
-use crate::lease::Event;
 use crate::wasm::EngineError;
 
 /// How a batch with a suspended script ended.
@@ -33,18 +31,13 @@ impl Shard {
             // The connections read and write; the append task runs.
             tokio::task::yield_now().await;
             if self.inflight.as_ref().is_some_and(|i| i.task.is_finished()) {
-                let done = self.inflight.take().expect("checked above");
-                let r = done.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
-                self.appended(done.last_seq, done.token, r).await;
+                self.land_inflight().await;
                 self.start_append();
             }
             // A primary renews its lease as usual (a replica's script only reads: its
             // claims can wait).
-            if !self.standing.is_replica()
-                && let Some(el) = self.election.as_mut()
-            {
-                let now = el.now();
-                self.pending.extend(el.m.handle(Event::Tick { now_ms: now }));
+            if !self.standing.is_replica() {
+                self.lease_tick();
             }
             if self.run_actions().await {
                 return ScriptEnd::Replaced;

@@ -56,6 +56,14 @@ impl Shard {
         self.flush();
     }
 
+    /// Lets time pass for the lease machine (its actions wait in `pending`).
+    pub(super) fn lease_tick(&mut self) {
+        if let Some(el) = self.election.as_mut() {
+            let now = el.now();
+            self.pending.extend(el.m.handle(Event::Tick { now_ms: now }));
+        }
+    }
+
     /// Carries out the lease machine's actions. True if the engine was replaced (the
     /// node stepped down): whatever batch is being gathered belongs to dropped clients.
     pub(super) async fn run_actions(&mut self) -> bool {

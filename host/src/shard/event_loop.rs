@@ -5,13 +5,12 @@
 use std::time::{Duration, Instant};
 
 use memoria_core::protocol::batch;
-use memoria_log::LogError;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::busy::ScriptEnd;
+use super::log_path::append_outcome;
 use super::{MAX_BATCH_BYTES, Shard, ShardMsg, Standing, TICK};
 use crate::clock::{now_us, seed};
-use crate::lease::Event;
 
 impl Shard {
     pub(super) fn take(&mut self, m: ShardMsg) -> bool {
@@ -116,7 +115,7 @@ impl Shard {
                 },
                 r = async { inflight.unwrap().await }, if has_inflight => {
                     let done = self.inflight.take().unwrap();
-                    let r = r.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+                    let r = append_outcome(r);
                     self.appended(done.last_seq, done.token, r).await;
                     self.start_append();
                     self.run_actions().await;
@@ -159,10 +158,7 @@ impl Shard {
             // With an election, time passes for the lease first: a primary whose lease
             // lapsed (a freeze, a stall) steps down before it could serve this batch, and
             // the batch, whose clients it drops, is not run at all.
-            if let Some(el) = self.election.as_mut() {
-                let now = el.now();
-                self.pending.extend(el.m.handle(Event::Tick { now_ms: now }));
-            }
+            self.lease_tick();
             if self.run_actions().await {
                 self.batch.clear();
                 self.flush();
@@ -220,15 +216,9 @@ impl Shard {
 
     /// On shutdown, waits for the append in flight so acknowledged-looking writes land.
     async fn drain_before_exit(&mut self) {
-        if let Some(i) = self.inflight.take() {
-            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
-            self.appended(i.last_seq, i.token, r).await;
-        }
+        self.land_inflight().await;
         self.start_append();
-        if let Some(i) = self.inflight.take() {
-            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
-            self.appended(i.last_seq, i.token, r).await;
-        }
+        self.land_inflight().await;
         self.flush();
     }
 

@@ -127,14 +127,27 @@ impl Shard {
         self.gate.auth_clients.clear();
     }
 
+    /// Waits for the append in flight (if any) and takes its outcome (`appended`).
+    pub(super) async fn land_inflight(&mut self) {
+        if let Some(i) = self.inflight.take() {
+            let r = append_outcome(i.task.await);
+            self.appended(i.last_seq, i.token, r).await;
+        }
+    }
+
     /// Waits for the append in flight (if any) and tells the lease machine its outcome.
     pub(super) async fn settle_inflight(&mut self) {
         if let Some(i) = self.inflight.take() {
-            let r = i.task.await.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))));
+            let r = append_outcome(i.task.await);
             if let (Some(el), Some(token)) = (self.election.as_mut(), i.token) {
                 let ev = append_event(token, el.now(), &r);
                 self.pending.extend(el.m.handle(ev));
             }
         }
     }
+}
+
+/// An append task's outcome; a task that panicked or was cancelled is an internal error.
+pub(super) fn append_outcome(r: Result<Result<Appended, LogError>, tokio::task::JoinError>) -> Result<Appended, LogError> {
+    r.unwrap_or_else(|e| Err(LogError::Internal(format!("append task: {e}"))))
 }

@@ -165,9 +165,18 @@ static void out(memoria_vm *vm, const char *p, size_t len) { vm->host->reply(vm-
 static void out_s(memoria_vm *vm, const char *s) { out(vm, s, strlen(s)); }
 
 static void out_line(memoria_vm *vm, char prefix, long long n) {
-  char buf[32];
-  int len = snprintf(buf, sizeof buf, "%c%lld\r\n", prefix, n);
-  out(vm, buf, (size_t)len);
+  /* By hand: snprintf's format parsing costs more than the rest of a small reply. */
+  char buf[24], *p = buf + sizeof buf;
+  unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+  *--p = '\n';
+  *--p = '\r';
+  do {
+    *--p = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (n < 0) *--p = '-';
+  *--p = prefix;
+  out(vm, p, (size_t)(buf + sizeof buf - p));
 }
 
 static void out_bulk(memoria_vm *vm, const char *s, size_t len) {

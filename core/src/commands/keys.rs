@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use crate::keyspace::object::{NO_EXPIRE, Value};
 use crate::server::ctx::Ctx;
 use crate::server::notify;
-use crate::util::{eq_ic, glob_match, int_bytes};
+use crate::util::{IntText, eq_ic, glob_match};
 
 pub fn del(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
@@ -72,15 +72,15 @@ fn expire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], basetime: i64, seconds: boo
         return ctx.err("ERR GT and LT options at the same time are not compatible");
     }
     let Some(mut when) = ctx.int_arg(argv[2]) else { return };
-    let bad = format!("ERR invalid expire time in '{}' command", name);
+    let bad = |ctx: &mut Ctx<'_>| ctx.err(&format!("ERR invalid expire time in '{name}' command"));
     if seconds {
         if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
-            return ctx.err(&bad);
+            return bad(ctx);
         }
         when *= 1000;
     }
     if when > i64::MAX - basetime {
-        return ctx.err(&bad);
+        return bad(ctx);
     }
     when += basetime;
     let key = argv[1];
@@ -112,8 +112,7 @@ pub fn set_expire_or_delete(ctx: &mut Ctx<'_>, db: usize, key: &[u8], when: i64,
         ctx.st.dbs[db].set_expire(key, when);
         ctx.st.touch_watched(db, key);
         ctx.dirty += 1;
-        let ms = int_bytes(when);
-        ctx.propagate(&[b"PEXPIREAT", key, &ms]);
+        ctx.propagate(&[b"PEXPIREAT", key, IntText::new(when).as_bytes()]);
         ctx.st.notify(notify::GENERIC, "expire", key, db);
     }
 }

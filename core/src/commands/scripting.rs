@@ -163,7 +163,8 @@ pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: 
     // Yields come before the budget could end a stretch that may yield.
     let slice = if ctx.may_suspend && !ctx.in_exec && !ctx.in_script { SLICE.min(budget / 2).max(1) } else { 0 };
     let (client_resp3, db) = (ctx.client.resp3, ctx.client.db);
-    let mut reply = Vec::new();
+    let mut reply = core::mem::take(&mut ctx.st.scripts.reply);
+    reply.clear();
     vm.set_rand_state(ctx.st.scripts.rand48);
     let mut host = ScriptHost { ctx: &mut *ctx, read_only, wrote: false, slot };
     let run = vm.call(target, keys, args, client_resp3, budget, slice, &mut host, &mut reply);
@@ -183,7 +184,7 @@ pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: 
         // Copied only for a run that outlasts this call (FUNCTION STATS shows it).
         argv: if run == Run::Yielded { argv.iter().map(|a| a.to_vec()).collect() } else { Vec::new() },
     };
-    settle(ctx, running, run, &reply);
+    settle(ctx, running, run, reply);
 }
 
 /// Goes on with the run that yielded in an earlier engine call (`ctx` is its client's).
@@ -191,16 +192,17 @@ pub(crate) fn resume(ctx: &mut Ctx<'_>) {
     let Some(mut running) = ctx.st.scripts.running.take() else { return };
     ctx.dirty = running.dirty;
     ctx.unblock = core::mem::take(&mut running.unblock);
-    let mut reply = Vec::new();
+    let mut reply = core::mem::take(&mut ctx.st.scripts.reply);
+    reply.clear();
     let mut host = ScriptHost { ctx: &mut *ctx, read_only: running.read_only, wrote: running.wrote, slot: running.slot };
     let run = running.vm.resume(running.kill, &mut host, &mut reply);
     (running.wrote, running.slot) = (host.wrote, host.slot);
-    settle(ctx, running, run, &reply);
+    settle(ctx, running, run, reply);
 }
 
 /// After a slice: a run that yielded is kept for the next engine call; one that ended
 /// gives its VM back and replies.
-fn settle(ctx: &mut Ctx<'_>, mut running: Running, run: Run, reply: &[u8]) {
+fn settle(ctx: &mut Ctx<'_>, mut running: Running, run: Run, reply: Vec<u8>) {
     if run == Run::Yielded {
         running.dirty = ctx.dirty;
         running.unblock = core::mem::take(&mut ctx.unblock);
@@ -214,7 +216,8 @@ fn settle(ctx: &mut Ctx<'_>, mut running: Running, run: Run, reply: &[u8]) {
         VmHome::Scripts => ctx.st.scripts.put_vm(running.vm),
         VmHome::Functions => ctx.st.functions.put_vm(running.vm),
     }
-    ctx.reply.raw(reply);
+    ctx.reply.raw(&reply);
+    ctx.st.scripts.reply = crate::lua::reusable(reply);
 }
 
 /// SCRIPT KILL (`eval`) or FUNCTION KILL: Redis's checks, in its order.
@@ -312,8 +315,9 @@ impl Host for ScriptHost<'_, '_> {
             }
         };
         let ctx = &mut *self.ctx;
-        let mut reply = Reply::new();
-        reply.resp3 = resp3;
+        // The reply is written into `out` itself: one buffer serves every call of the run.
+        out.clear();
+        let mut reply = Reply { buf: core::mem::take(out), resp3 };
         let mut sub = Ctx::new(ctx.st, ctx.client, ctx.clients, &mut reply, ctx.fx);
         sub.in_exec = true;
         sub.in_script = true;

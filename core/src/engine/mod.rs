@@ -15,6 +15,10 @@ use crate::server::ctx::Ctx;
 use crate::server::state::{NUM_DBS, State};
 use crate::util::Rng;
 
+/// A batch's key lookups are prefetched this many commands at a time
+/// (`Engine::prefetch_ahead`).
+const PREFETCH_GROUP: usize = 8;
+
 pub struct Engine {
     pub st: State,
     clients: Vec<Option<Client>>,
@@ -25,6 +29,9 @@ pub struct Engine {
     reply: Reply,
     effects: Vec<u8>,
     args: Vec<(usize, usize)>,
+    /// Per command of the batch running: its first key's database and hash, if it has
+    /// one (`plan_prefetch`).
+    first_keys: Vec<Option<(usize, u64)>>,
     /// Counts `execute` calls (a client's deferral lasts for the rest of one batch).
     batch_no: u64,
     /// A batch whose script yielded, to go on with `resume`.
@@ -76,6 +83,7 @@ impl Engine {
             reply: Reply::new(),
             effects: Vec::new(),
             args: Vec::new(),
+            first_keys: Vec::new(),
             batch_no: 0,
             suspended: None,
         }
@@ -137,43 +145,67 @@ impl Engine {
         }
     }
 
-    /// Touches the hash-table nodes and values of every command's first key before the
-    /// batch runs. The loads do not depend on each other, so the CPU overlaps their cache
-    /// misses instead of paying them one command at a time — the payoff of handing the
-    /// engine whole batches.
-    fn prefetch_batch(&mut self, input: &[u8]) {
-        let mut touched = 0u64;
+    /// Finds every command's first key (where its key spec puts it: EVALSHA's after the
+    /// digest and the count) and its hash, for `prefetch_ahead`.
+    fn plan_prefetch(&mut self, input: &[u8]) {
         let mut args = core::mem::take(&mut self.args);
-        let mut heads: Vec<*const crate::keyspace::object::Entry> = Vec::new();
+        let mut argv: Vec<&[u8]> = Vec::new();
         for rec in BatchReader::new(input) {
             if rec.kind != batch::REC_COMMAND {
                 continue;
             }
             args.clear();
-            if crate::protocol::resp::read_command(rec.payload, &mut args).is_none() || args.len() < 2 {
-                continue;
+            argv.clear();
+            if crate::protocol::resp::read_command(rec.payload, &mut args).is_some() && args.len() >= 2 {
+                argv.extend(args.iter().map(|&(a, b)| &rec.payload[a..b]));
             }
+            let at = argv.first().and_then(|name| self.st.index.lookup(name)).and_then(|spec| spec.first_key_index(&argv));
             let db = match self.client_slots.get(&rec.client).and_then(|&s| self.clients[s].as_ref()) {
                 Some(c) => c.db,
                 None => 0,
             };
-            let (a, b) = args[1];
-            if let Some(e) = self.st.dbs[db].keys.bucket_head(&rec.payload[a..b]) {
-                heads.push(e as *const _);
-            }
-        }
-        for &e in &heads {
-            // SAFETY: the pointers were taken from live entries just above and nothing has
-            // modified the tables since; this only reads one byte of each value.
-            let e = unsafe { &*e };
-            touched = touched.wrapping_add(match &e.val {
-                crate::keyspace::object::Value::Str(s) => s.first().copied().unwrap_or(0) as u64,
-                crate::keyspace::object::Value::Raw(s) => s.first().copied().unwrap_or(0) as u64,
-                _ => 0,
-            });
+            self.first_keys.push(at.map(|at| (db, self.st.dbs[db].keys.key_hash(argv[at]))));
         }
         self.args = args;
-        core::hint::black_box(touched);
+        for n in 0..PREFETCH_GROUP {
+            self.prefetch(n, false);
+        }
+    }
+
+    /// Before the batch's command `n` runs, at the start of each group of
+    /// `PREFETCH_GROUP` commands: loads the bucket nodes of the next group's first keys,
+    /// then the keys and values of this group's (whose nodes the previous group's call
+    /// brought in). Loads in a tight loop that nothing waits for overlap their cache
+    /// misses (wasm has no prefetch instruction; such a load is one), so a group pays
+    /// about one miss where its commands would pay one each, and serially. A window, not
+    /// the whole batch up front: a long batch would evict what it loaded before using it.
+    fn prefetch_ahead(&self, n: usize) {
+        if !n.is_multiple_of(PREFETCH_GROUP) || n >= self.first_keys.len() {
+            return;
+        }
+        for i in n + PREFETCH_GROUP..n + 2 * PREFETCH_GROUP {
+            self.prefetch(i, false);
+        }
+        for i in n..n + PREFETCH_GROUP {
+            self.prefetch(i, true);
+        }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, n: usize, entry: bool) {
+        use crate::keyspace::object::Value;
+        let Some(&Some((db, h))) = self.first_keys.get(n) else { return };
+        let keys = &self.st.dbs[db].keys;
+        let got = if entry {
+            keys.touch_entry(h, |e| match &e.val {
+                Value::Str(s) => s.first(),
+                Value::Raw(s) => s.first(),
+                _ => None,
+            })
+        } else {
+            keys.touch_head(h)
+        };
+        core::hint::black_box(got);
     }
 
     /// Runs one batch (see `batch`), returning the output records. While a script of an
@@ -186,8 +218,9 @@ impl Engine {
         self.set_time(now_us);
         self.st.rng = Rng::new(seed);
         self.batch_no += 1;
+        self.first_keys.clear();
         if input.len() > 512 {
-            self.prefetch_batch(input);
+            self.plan_prefetch(input);
         }
         let mut out = Vec::with_capacity(input.len() + 64);
         // Messages raised by `apply` since the last call (a replica's notifications).
@@ -199,9 +232,12 @@ impl Engine {
     /// (the output is then the REC_SUSPENDED record).
     fn run_records(&mut self, input: &[u8], mut out: Vec<u8>) -> Vec<u8> {
         let mut records = BatchReader::new(input);
+        let mut command_no = 0;
         while let Some(rec) = records.next() {
             match rec.kind {
                 batch::REC_COMMAND => {
+                    self.prefetch_ahead(command_no);
+                    command_no += 1;
                     if self.run_client_command(rec.client, rec.payload, &mut out) {
                         return self.suspend(rec.client, rec.payload, records.rest(), out);
                     }
@@ -314,10 +350,21 @@ impl Engine {
         self.reply.resp3 = client.resp3;
         let mut outcome = Outcome::default();
         if crate::protocol::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
-            let argv: Vec<&[u8]> = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
+            // The arguments on the stack unless there are many (no allocation per command).
+            let mut held: [&[u8]; 16] = [&[]; 16];
+            let many: Vec<&[u8]>;
+            let argv: &[&[u8]] = if self.args.len() <= held.len() {
+                for (slot, &(a, b)) in held.iter_mut().zip(&self.args) {
+                    *slot = &payload[a..b];
+                }
+                &held[..self.args.len()]
+            } else {
+                many = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
+                &many
+            };
             let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
             ctx.may_suspend = true;
-            crate::server::dispatch::call(&mut ctx, &argv);
+            crate::server::dispatch::call(&mut ctx, argv);
             if ctx.suspended {
                 self.clients[slot] = Some(client);
                 return true;
@@ -458,6 +505,8 @@ impl Engine {
         }
         let outcome = Outcome::of(&mut ctx);
         self.finish_command(slot, client, &s.payload, outcome, &mut s.out);
+        // The plan was for the whole batch: the rest starts at another command.
+        self.first_keys.clear();
         let out = self.run_records(&s.rest, core::mem::take(&mut s.out));
         match self.suspended.as_mut() {
             // Another script of the batch yielded: the clients that left wait for it too.

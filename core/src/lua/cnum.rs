@@ -38,6 +38,12 @@ pub(crate) fn parse_c_double(b: &[u8]) -> (f64, usize) {
     while i < b.len() && b[i].is_ascii_digit() {
         i += 1;
     }
+    // A plain integer of up to 15 digits is exact in a double: no need for the general
+    // parser (tonumber(ARGV[1]) in a script is the usual case).
+    if (1..=15).contains(&(i - digits_from)) && !b.get(i).is_some_and(|c| matches!(c, b'.' | b'e' | b'E')) {
+        let v = b[digits_from..i].iter().fold(0u64, |v, d| v * 10 + (d - b'0') as u64) as f64;
+        return (if neg { -v } else { v }, i);
+    }
     let mut any = i > digits_from;
     if i < b.len() && b[i] == b'.' {
         i += 1;
@@ -213,6 +219,15 @@ mod tests {
             "1e400",
             "0x",
             "0xg",
+            // The integer fast path and its edges.
+            "-0",
+            "007",
+            "999999999999999",
+            "9999999999999999",
+            "-123456789012345x",
+            "12e2",
+            "12.",
+            "1000000",
         ] {
             let z = format!("{s}\0");
             let mut end: *const u8 = core::ptr::null();

@@ -57,10 +57,29 @@ pub enum LoadError {
 /// One Lua VM (a shard has one). Owned by one thread at a time.
 pub struct Vm {
     raw: NonNull<ffi::MemoriaVm>,
+    /// Reused by every `call`, so a run allocates none of them: the NUL-terminated names
+    /// C reads, the arguments' pointers and lengths, and the buffer of redis.call replies.
+    names: Vec<u8>,
+    ptrs: Vec<*const c_char>,
+    lens: Vec<usize>,
+    out: Vec<u8>,
 }
 
 // The VM is plain memory reached only through `&mut Vm`.
 unsafe impl Send for Vm {}
+
+/// `buf`, kept for the next run unless it grew large (a big reply's memory is returned).
+pub(crate) fn reusable(buf: Vec<u8>) -> Vec<u8> {
+    if buf.capacity() <= 64 << 10 { buf } else { Vec::new() }
+}
+
+/// Appends `name` and a NUL to `buf`; returns where it starts.
+fn push_c(buf: &mut Vec<u8>, name: &[u8]) -> usize {
+    let at = buf.len();
+    buf.extend_from_slice(name);
+    buf.push(0);
+    at
+}
 
 /// A function name as C wants it: `name` plus a NUL.
 fn c_name(name: &[u8]) -> Vec<u8> {
@@ -73,12 +92,16 @@ fn c_name(name: &[u8]) -> Vec<u8> {
 impl Vm {
     /// A fresh VM whose allocations stop at `mem_cap` bytes; None when even that fails.
     pub fn new(mem_cap: usize) -> Option<Vm> {
-        NonNull::new(unsafe { ffi::memoria_lua_open(mem_cap) }).map(|raw| Vm { raw })
+        NonNull::new(unsafe { ffi::memoria_lua_open(mem_cap) }).map(Vm::of)
     }
 
     /// A VM for function libraries (`_G` empty; see `core/lua/functions.c`).
     pub fn new_functions(mem_cap: usize) -> Option<Vm> {
-        NonNull::new(unsafe { ffi::memoria_lua_open_functions(mem_cap) }).map(|raw| Vm { raw })
+        NonNull::new(unsafe { ffi::memoria_lua_open_functions(mem_cap) }).map(Vm::of)
+    }
+
+    fn of(raw: NonNull<ffi::MemoriaVm>) -> Vm {
+        Vm { raw, names: Vec::new(), ptrs: Vec::new(), lens: Vec::new(), out: Vec::new() }
     }
 
     /// Runs a library's code so it registers its functions (told to `host`); on success
@@ -151,40 +174,52 @@ impl Vm {
     ) -> Run {
         // An EVAL script is shown by its SHA1, a function by its name.
         let (lib, name, shown) = match target {
-            Target::Script { name, sha } => (None, c_name(name), c_name(sha)),
-            Target::Function { lib, name } => (Some(c_name(lib)), c_name(name), c_name(name)),
+            Target::Script { name, sha } => (None, name, sha),
+            Target::Function { lib, name } => (Some(lib), name, name),
         };
-        let (kp, kl) = c_args(keys);
-        let (ap, al) = c_args(args);
-        let mut tramp = Trampoline { host, reply, out: Vec::new() };
+        self.names.clear();
+        let name_at = push_c(&mut self.names, name);
+        let shown_at = push_c(&mut self.names, shown);
+        let lib_at = lib.map(|l| push_c(&mut self.names, l));
+        self.ptrs.clear();
+        self.lens.clear();
+        for a in keys.iter().chain(args) {
+            self.ptrs.push(a.as_ptr().cast());
+            self.lens.push(a.len());
+        }
+        let names = self.names.as_ptr().cast::<c_char>();
+        let mut tramp = Trampoline { host, reply, out: core::mem::take(&mut self.out) };
         let h = tramp.c_host();
         let r = unsafe {
             ffi::memoria_lua_call(
                 self.raw.as_ptr(),
-                lib.as_ref().map_or(core::ptr::null(), |l| l.as_ptr().cast()),
-                name.as_ptr().cast(),
-                shown.as_ptr().cast(),
+                lib_at.map_or(core::ptr::null(), |at| names.add(at)),
+                names.add(name_at),
+                names.add(shown_at),
                 keys.len() as c_int,
-                kp.as_ptr(),
-                kl.as_ptr(),
+                self.ptrs.as_ptr(),
+                self.lens.as_ptr(),
                 args.len() as c_int,
-                ap.as_ptr(),
-                al.as_ptr(),
+                self.ptrs.as_ptr().add(keys.len()),
+                self.lens.as_ptr().add(keys.len()),
                 client_resp3 as c_int,
                 budget,
                 slice,
                 &h,
             )
         };
+        self.out = reusable(tramp.out);
         Run::of(r)
     }
 
     /// Goes on with a run that yielded, like `call`; `kill`: it fails at once with Redis's
     /// "Script killed by user" error.
     pub fn resume<H: Host>(&mut self, kill: bool, host: &mut H, reply: &mut Vec<u8>) -> Run {
-        let mut tramp = Trampoline { host, reply, out: Vec::new() };
+        let mut tramp = Trampoline { host, reply, out: core::mem::take(&mut self.out) };
         let h = tramp.c_host();
-        Run::of(unsafe { ffi::memoria_lua_resume(self.raw.as_ptr(), kill as c_int, &h) })
+        let r = unsafe { ffi::memoria_lua_resume(self.raw.as_ptr(), kill as c_int, &h) };
+        self.out = reusable(tramp.out);
+        Run::of(r)
     }
 }
 
@@ -229,11 +264,6 @@ pub fn sha1_hex(data: &[u8]) -> [u8; 40] {
     out
 }
 
-/// Pointers and lengths of `v` for C.
-fn c_args(v: &[&[u8]]) -> (Vec<*const c_char>, Vec<usize>) {
-    (v.iter().map(|a| a.as_ptr().cast()).collect(), v.iter().map(|a| a.len()).collect())
-}
-
 struct Trampoline<'a, H> {
     host: &'a mut H,
     reply: &'a mut Vec<u8>,
@@ -264,8 +294,20 @@ unsafe extern "C" fn registered_cb<H: Host>(ud: *mut c_void, name: *const c_char
     t.host.registered(name, flags as u32, desc);
 }
 
-unsafe fn argv_of<'a>(argc: c_int, argv: *const *const c_char, lens: *const usize) -> Vec<&'a [u8]> {
-    (0..argc as usize).map(|i| unsafe { core::slice::from_raw_parts((*argv.add(i)).cast::<u8>(), *lens.add(i)) }).collect()
+/// Runs `f` on C's argument vector as slices: on the stack up to 8 arguments (every
+/// redis.call of a usual script), so a call allocates nothing for them.
+unsafe fn with_argv<R>(argc: c_int, argv: *const *const c_char, lens: *const usize, f: impl FnOnce(&[&[u8]]) -> R) -> R {
+    let n = argc.max(0) as usize;
+    let arg = |i: usize| unsafe { core::slice::from_raw_parts((*argv.add(i)).cast::<u8>(), *lens.add(i)) };
+    let mut held: [&[u8]; 8] = [&[]; 8];
+    if n <= held.len() {
+        for (i, slot) in held.iter_mut().enumerate().take(n) {
+            *slot = arg(i);
+        }
+        f(&held[..n])
+    } else {
+        f(&(0..n).map(arg).collect::<Vec<_>>())
+    }
 }
 
 unsafe extern "C" fn call_cb<H: Host>(
@@ -278,9 +320,8 @@ unsafe extern "C" fn call_cb<H: Host>(
     reply_len: *mut usize,
 ) {
     let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
-    let argv = unsafe { argv_of(argc, argv, lens) };
     t.out.clear();
-    t.host.call(&argv, resp3 != 0, &mut t.out);
+    unsafe { with_argv(argc, argv, lens, |argv| t.host.call(argv, resp3 != 0, &mut t.out)) };
     unsafe {
         *reply = t.out.as_ptr().cast();
         *reply_len = t.out.len();
@@ -289,8 +330,7 @@ unsafe extern "C" fn call_cb<H: Host>(
 
 unsafe extern "C" fn acl_cb<H: Host>(ud: *mut c_void, argc: c_int, argv: *const *const c_char, lens: *const usize) -> c_int {
     let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
-    let argv = unsafe { argv_of(argc, argv, lens) };
-    match t.host.acl_check(&argv) {
+    match unsafe { with_argv(argc, argv, lens, |argv| t.host.acl_check(argv)) } {
         None => -1,
         Some(ok) => ok as c_int,
     }

@@ -66,11 +66,13 @@ pub struct Scripts {
     /// math.random's generator, shared by EVAL and FCALL and kept across SCRIPT FLUSH
     /// (Redis's is process-wide).
     pub rand48: u64,
+    /// The buffer runs reply into, reused from run to run.
+    pub reply: Vec<u8>,
 }
 
 impl Default for Scripts {
     fn default() -> Self {
-        Scripts { vm: None, running: None, bodies: BTreeMap::new(), rand48: crate::lua::RAND48_INITIAL }
+        Scripts { vm: None, running: None, bodies: BTreeMap::new(), rand48: crate::lua::RAND48_INITIAL, reply: Vec::new() }
     }
 }
 

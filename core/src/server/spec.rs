@@ -160,6 +160,18 @@ impl CommandSpec {
             Movable::GeoStore(at) => geo_store_keys(argv, at, out),
         }
     }
+    /// Where this invocation's first key is, if it names one (what a batch prefetches).
+    pub fn first_key_index(&self, argv: &[&[u8]]) -> Option<usize> {
+        match self.movable {
+            Movable::No => Some(self.first_key as usize).filter(|&i| i > 0 && i < argv.len()),
+            Movable::NumKeys(at) => numkeys_span(argv, at).map(|s| s.start),
+            _ => {
+                let mut at = Vec::new();
+                self.key_indexes_argv(argv, &mut at);
+                at.first().copied()
+            }
+        }
+    }
     /// Keys found by reading the arguments (Redis's movablekeys).
     pub fn movable_keys(&self) -> bool {
         self.movable != Movable::No

@@ -102,18 +102,32 @@ impl<V> Dict<V> {
         None
     }
 
-    /// First stage of a batched prefetch: the head node of `key`'s bucket (one load,
-    /// independent of other keys' loads, so a batch overlaps its cache misses).
+    /// The hash `key` has in this table (for `touch`).
     #[inline]
-    pub fn bucket_head(&self, key: &[u8]) -> Option<&V> {
+    pub fn key_hash(&self, key: &[u8]) -> u64 {
+        self.hash(key)
+    }
+
+    fn head(&self, h: u64) -> Option<&Node<V>> {
         if self.len == 0 {
             return None;
         }
-        let h = self.hash(key);
         let (t, i) = self.slot(h);
-        let node = self.t[t][i].as_deref()?;
-        // Reading the node pulls its cache line in; the key bytes come next.
-        if node.hash == h { Some(&node.val) } else { None }
+        self.t[t][i].as_deref()
+    }
+
+    /// Loads the first node of `h`'s bucket (a prefetch: wasm has no prefetch
+    /// instruction, and a load nothing waits for is one). Returns a value to keep.
+    #[inline]
+    pub fn touch_head(&self, h: u64) -> u64 {
+        self.head(h).map_or(0, |n| n.hash)
+    }
+
+    /// Loads the first node of `h`'s bucket, its key's first byte and the byte of its
+    /// value `val_byte` picks. Returns a value to keep.
+    #[inline]
+    pub fn touch_entry(&self, h: u64, val_byte: impl Fn(&V) -> Option<&u8>) -> u64 {
+        self.head(h).map_or(0, |n| n.key.first().map_or(0, |&b| b as u64) + val_byte(&n.val).map_or(0, |&b| b as u64))
     }
 
     pub fn contains_key(&self, key: &[u8]) -> bool {

@@ -157,22 +157,50 @@ fn libm_pow2(e: i32) -> f64 {
 
 /// Appends the decimal form of an integer.
 pub fn push_int(out: &mut Vec<u8>, v: i64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let neg = v < 0;
-    let mut u = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
+    out.extend_from_slice(IntText::new(v).as_bytes());
+}
+
+/// An integer's decimal form, on the stack.
+pub struct IntText {
+    buf: [u8; 20],
+    at: usize,
+}
+
+impl IntText {
+    pub fn new(v: i64) -> Self {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        let mut u = v.unsigned_abs();
+        // 64-bit division is slow on wasm32: it takes nine digits at a time until the
+        // rest fits 32 bits (a millisecond timestamp: one 64-bit step).
+        while u > u32::MAX as u64 {
+            let mut nine = (u % 1_000_000_000) as u32;
+            u /= 1_000_000_000;
+            for _ in 0..9 {
+                i -= 1;
+                buf[i] = b'0' + (nine % 10) as u8;
+                nine /= 10;
+            }
         }
+        let mut w = u as u32;
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (w % 10) as u8;
+            w /= 10;
+            if w == 0 {
+                break;
+            }
+        }
+        if v < 0 {
+            i -= 1;
+            buf[i] = b'-';
+        }
+        IntText { buf, at: i }
     }
-    if neg {
-        out.push(b'-');
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.at..]
     }
-    out.extend_from_slice(&buf[i..]);
 }
 
 pub fn int_bytes(v: i64) -> Vec<u8> {
@@ -283,6 +311,37 @@ pub fn parse_float_strict(s: &[u8]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn int_text_prints_as_format_does() {
+        let mut vals = alloc::vec![
+            0,
+            1,
+            -1,
+            9,
+            10,
+            999_999_999,
+            1_000_000_000,
+            4_294_967_295,
+            4_294_967_296,
+            -4_294_967_296,
+            1_700_000_000_123,
+            1_000_000_000_000_000_000,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push((x as i64) >> (x % 64));
+        }
+        for v in vals {
+            assert_eq!(IntText::new(v).as_bytes(), alloc::format!("{v}").as_bytes(), "{v}");
+        }
+    }
 
     #[test]
     fn ints() {

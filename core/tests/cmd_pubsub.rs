@@ -153,9 +153,38 @@ fn publish_reaches_other_clients_in_their_protocol() {
     b.record(batch::REC_DISCONNECT, 1, b"");
     h.e.execute(&b.buf, h.now_ms * 1000, 1);
     ckc(&mut h, 3, "PUBSUB NUMSUB news", "*2\r\n$4\r\nnews\r\n:1\r\n");
-    // CLIENT REPLY OFF mutes messages too (Redis 7.0).
+    // CLIENT REPLY OFF does not mute messages (Redis 7.0.15 sends them, its CLIENT_PUSHING).
+    let before = ckc(&mut h, 3, "PUBLISH news x", int(2));
+    assert!(!before.is_empty() && before.iter().all(|(id, _)| *id == 2), "{before:?}");
     ckc(&mut h, 2, "CLIENT REPLY OFF", "");
-    assert!(ckc(&mut h, 3, "PUBLISH news x", int(2)).is_empty());
+    assert_eq!(ckc(&mut h, 3, "PUBLISH news x", int(2)), before);
+}
+
+/// Found by a public Redis test suite: a RESP3 client that turned replies off never got
+/// its subscription confirmations or messages. Redis 7.0.15 sends both whatever the reply
+/// mode, in RESP2 and RESP3 (checked against it), and mutes everything else.
+#[test]
+fn replies_off_or_skipped_still_get_confirmations_and_messages() {
+    for resp3 in [false, true] {
+        let mut h = H::new();
+        if resp3 {
+            run(&mut h, 1, "HELLO 3");
+        }
+        ckc(&mut h, 1, "CLIENT REPLY OFF", "");
+        ckc(&mut h, 1, "SUBSCRIBE ch", conf("subscribe", Some("ch"), 1, resp3));
+        ckc(&mut h, 1, "PSUBSCRIBE c*", conf("psubscribe", Some("c*"), 2, resp3));
+        // Errors and other replies stay muted.
+        ckc(&mut h, 1, "SUBSCRIBE", "");
+        let p = ckc(&mut h, 2, "PUBLISH ch hi", int(2));
+        assert_eq!(p, vec![(1, msg("ch", "hi", resp3)), (1, pmsg("c*", "ch", "hi", resp3))], "resp3={resp3}");
+        ckc(&mut h, 1, "UNSUBSCRIBE ch", conf("unsubscribe", Some("ch"), 1, resp3));
+        ckc(&mut h, 1, "PUNSUBSCRIBE", conf("punsubscribe", Some("c*"), 0, resp3));
+        ckc(&mut h, 1, "CLIENT REPLY ON", OK);
+        // SKIP: the next reply is skipped, not a confirmation.
+        ckc(&mut h, 1, "CLIENT REPLY SKIP", "");
+        ckc(&mut h, 1, "SUBSCRIBE x", conf("subscribe", Some("x"), 1, resp3));
+        ckc(&mut h, 1, "PING", if resp3 { "+PONG\r\n" } else { "*2\r\n$4\r\npong\r\n$0\r\n\r\n" });
+    }
 }
 
 #[test]

@@ -5,12 +5,14 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use crate::protocol::reply::Reply;
 use crate::server::ctx::Ctx;
 use crate::server::pubsub::{Space, add_id, remove_id};
 use crate::util::glob_match;
 
-fn confirm(r: &mut Reply, kind: &[u8], name: Option<&[u8]>, count: usize) {
+fn confirm(ctx: &mut Ctx<'_>, kind: &[u8], name: Option<&[u8]>, count: usize) {
+    // Outside EXEC the reply is pushes only, sent even with replies off.
+    ctx.pushing |= !ctx.in_exec;
+    let r = &mut *ctx.reply;
     r.push(3);
     r.bulk(kind);
     match name {
@@ -57,7 +59,7 @@ fn subscribe_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], space: Space) {
             Space::Shard => b"ssubscribe",
         };
         let n = count_of(ctx, space);
-        confirm(ctx.reply, kind, Some(name), n);
+        confirm(ctx, kind, Some(name), n);
     }
 }
 
@@ -90,7 +92,7 @@ fn unsubscribe_one(ctx: &mut Ctx<'_>, name: &[u8], space: Space) {
         Space::Shard => b"sunsubscribe",
     };
     let n = count_of(ctx, space);
-    confirm(ctx.reply, kind, Some(name), n);
+    confirm(ctx, kind, Some(name), n);
 }
 
 fn unsubscribe_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], space: Space) {
@@ -108,7 +110,7 @@ fn unsubscribe_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], space: Space) {
                 Space::Shard => b"sunsubscribe",
             };
             let n = count_of(ctx, space);
-            confirm(ctx.reply, kind, None, n);
+            confirm(ctx, kind, None, n);
         }
         for name in all {
             unsubscribe_one(ctx, &name, space);

@@ -61,6 +61,7 @@ struct Suspended {
 #[derive(Default)]
 struct Outcome {
     close: bool,
+    pushing: bool,
     block: Option<crate::server::blocked::BlockRequest>,
     unblock: Vec<(u64, bool)>,
     host: Option<batch::HostRequest>,
@@ -68,7 +69,7 @@ struct Outcome {
 
 impl Outcome {
     fn of(ctx: &mut Ctx<'_>) -> Outcome {
-        Outcome { close: ctx.close, block: ctx.block.take(), unblock: core::mem::take(&mut ctx.unblock), host: ctx.host.take() }
+        Outcome { close: ctx.close, pushing: ctx.pushing, block: ctx.block.take(), unblock: core::mem::take(&mut ctx.unblock), host: ctx.host.take() }
     }
 }
 
@@ -381,7 +382,7 @@ impl Engine {
     /// effects (in `self.reply`, `self.effects`), and what it asks of the host.
     fn finish_command(&mut self, slot: usize, mut client: Client, payload: &[u8], outcome: Outcome, out: &mut Vec<u8>) {
         let id = client.id;
-        let Outcome { close, block, unblock, host } = outcome;
+        let Outcome { close, pushing, block, unblock, host } = outcome;
         let mut flags = 0;
         if close {
             flags |= batch::OUT_CLOSE;
@@ -411,14 +412,15 @@ impl Engine {
             client.blocked = Some(b);
             batch::write_out(out, batch::REC_COMMAND, id, flags | batch::OUT_BLOCKED, &deadline, &self.effects);
         } else {
-            // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after it.
-            let suppress = client.reply_off || client.reply_skip;
+            // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after
+            // it. Subscription confirmations go out whatever the mode.
+            let suppress = (client.reply_off || client.reply_skip) && !pushing;
             client.reply_skip = core::mem::take(&mut client.reply_skip_next);
             // Pub/sub messages for this client precede its reply (Redis writes them into the
-            // output buffer while the command runs); a muted client gets none.
+            // output buffer while the command runs), whatever its reply mode.
             let mut mine = Vec::new();
             if self.st.pubsub.has_pending() {
-                self.st.pubsub.take_for(id, client.resp3, client.reply_off || suppress, &mut mine);
+                self.st.pubsub.take_for(id, client.resp3, &mut mine);
             }
             let reply: &[u8] = if suppress {
                 b""
@@ -675,10 +677,7 @@ impl Engine {
             return;
         }
         let (clients, slots) = (&self.clients, &self.client_slots);
-        self.st.pubsub.flush(out, |id| {
-            let c = slots.get(&id).and_then(|&s| clients[s].as_ref())?;
-            Some((c.resp3, c.reply_off))
-        });
+        self.st.pubsub.flush(out, |id| slots.get(&id).and_then(|&s| clients[s].as_ref()).map(|c| c.resp3));
     }
 
     /// Applies effects produced by a primary (replica apply, log replay). Expiry and

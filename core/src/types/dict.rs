@@ -102,7 +102,7 @@ impl<V> Dict<V> {
         None
     }
 
-    /// The hash `key` has in this table (for `touch`).
+    /// The hash `key` has in this table (for `touch_head` and `touch_entry`).
     #[inline]
     pub fn key_hash(&self, key: &[u8]) -> u64 {
         self.hash(key)

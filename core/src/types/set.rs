@@ -4,7 +4,7 @@
 //! "hashtable" otherwise (7.0 has no listpack sets). Conversion is one-way, as in Redis.
 
 use crate::types::dict::Dict;
-use crate::util::{Rng, parse_i64};
+use crate::util::{IntText, Rng, parse_i64};
 use alloc::vec::Vec;
 
 // ---------- intset ----------
@@ -132,26 +132,6 @@ impl Default for IntSet {
     }
 }
 
-/// Decimal text of `v` in `buf` (members of an intset are replied as strings).
-fn itoa(v: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    let mut u = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        // i64::MIN has 19 digits plus the sign: 20 bytes fit.
-        i -= 1;
-        buf[i] = b'-';
-    }
-    &buf[i..]
-}
-
 // ---------- the set value ----------
 
 pub enum SetValue {
@@ -234,9 +214,8 @@ impl SetValue {
     pub fn to_table(&mut self, seed: u64) {
         if let SetValue::Ints(s) = self {
             let mut d = Dict::new(seed);
-            let mut buf = [0u8; 20];
             for v in s.iter() {
-                d.insert_new(itoa(v, &mut buf).into(), ());
+                d.insert_new(IntText::new(v).as_bytes().into(), ());
             }
             *self = SetValue::Table(d);
         }
@@ -246,9 +225,8 @@ impl SetValue {
     pub fn for_each<F: FnMut(&[u8])>(&self, mut f: F) {
         match self {
             SetValue::Ints(s) => {
-                let mut buf = [0u8; 20];
                 for v in s.iter() {
-                    f(itoa(v, &mut buf));
+                    f(IntText::new(v).as_bytes());
                 }
             }
             SetValue::Table(d) => d.iter().for_each(|(k, _)| f(k)),
@@ -270,10 +248,7 @@ impl SetValue {
     /// `random`, lending the member to `f` rather than copying it.
     pub fn random_with<R>(&self, rng: &mut Rng, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         match self {
-            SetValue::Ints(s) if !s.is_empty() => {
-                let mut buf = [0u8; 20];
-                Some(f(itoa(s.get(rng.below(s.len() as u64) as usize), &mut buf)))
-            }
+            SetValue::Ints(s) if !s.is_empty() => Some(f(IntText::new(s.get(rng.below(s.len() as u64) as usize)).as_bytes())),
             SetValue::Ints(_) => None,
             SetValue::Table(d) => d.random(rng).map(|(k, _)| f(k)),
         }
@@ -314,9 +289,8 @@ mod tests {
         assert!(s.contains(70000) && !s.contains(7));
         assert!(s.remove(i64::MIN) && !s.remove(i64::MIN));
         assert_eq!(s.len(), 6);
-        let mut buf = [0u8; 20];
-        assert_eq!(itoa(i64::MIN, &mut buf), b"-9223372036854775808");
-        assert_eq!(itoa(0, &mut buf), b"0");
+        assert_eq!(IntText::new(i64::MIN).as_bytes(), b"-9223372036854775808");
+        assert_eq!(IntText::new(0).as_bytes(), b"0");
     }
 
     #[test]

@@ -71,18 +71,8 @@ impl StreamId {
     }
 }
 
-pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(crate::util::IntText::unsigned(v).as_bytes());
 }
 
 /// Redis's `string2ull`: string2ll for non-negative values, else strtoull (which skips

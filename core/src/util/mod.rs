@@ -10,6 +10,20 @@ pub use glob::glob_match;
 pub use num::*;
 pub use rng::Rng;
 
+/// Runs `f` on the `n` arguments `arg` gives, held on the stack up to 16 (every usual
+/// command), so running a command allocates nothing for its argument vector.
+pub fn with_args<'a, R>(n: usize, arg: impl Fn(usize) -> &'a [u8], f: impl FnOnce(&[&'a [u8]]) -> R) -> R {
+    let mut held: [&[u8]; 16] = [&[]; 16];
+    if n <= held.len() {
+        for (i, slot) in held.iter_mut().enumerate().take(n) {
+            *slot = arg(i);
+        }
+        f(&held[..n])
+    } else {
+        f(&(0..n).map(arg).collect::<alloc::vec::Vec<_>>())
+    }
+}
+
 /// ASCII case-insensitive equality for command and option names.
 #[inline]
 pub fn eq_ic(a: &[u8], b: &[u8]) -> bool {

@@ -168,9 +168,18 @@ pub struct IntText {
 
 impl IntText {
     pub fn new(v: i64) -> Self {
+        let mut t = IntText::unsigned(v.unsigned_abs());
+        if v < 0 {
+            // i64::MIN has 19 digits plus the sign: 20 bytes fit.
+            t.at -= 1;
+            t.buf[t.at] = b'-';
+        }
+        t
+    }
+
+    pub fn unsigned(mut u: u64) -> Self {
         let mut buf = [0u8; 20];
         let mut i = buf.len();
-        let mut u = v.unsigned_abs();
         // 64-bit division is slow on wasm32: it takes nine digits at a time until the
         // rest fits 32 bits (a millisecond timestamp: one 64-bit step).
         while u > u32::MAX as u64 {
@@ -190,10 +199,6 @@ impl IntText {
             if w == 0 {
                 break;
             }
-        }
-        if v < 0 {
-            i -= 1;
-            buf[i] = b'-';
         }
         IntText { buf, at: i }
     }
@@ -331,15 +336,15 @@ mod tests {
             i64::MIN,
             i64::MIN + 1
         ];
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = crate::util::Rng::new(7);
         for _ in 0..10_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng.next_u64();
             vals.push((x as i64) >> (x % 64));
         }
         for v in vals {
             assert_eq!(IntText::new(v).as_bytes(), alloc::format!("{v}").as_bytes(), "{v}");
+            let u = v as u64;
+            assert_eq!(IntText::unsigned(u).as_bytes(), alloc::format!("{u}").as_bytes(), "{u}");
         }
     }
 

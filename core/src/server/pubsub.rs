@@ -170,7 +170,7 @@ impl PubSub {
     }
 
     /// Formats the queued messages for client `me` (who runs the current command) into
-    /// `mine` and leaves the others queued. `resp3`/`muted` describe `me`.
+    /// `mine` and leaves the others queued. `resp3` is `me`'s protocol.
     pub fn take_for(&mut self, me: u64, resp3: bool, mine: &mut Vec<u8>) {
         if !self.outbox.iter().any(|&(id, _)| id == me) {
             return;

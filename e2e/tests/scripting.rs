@@ -119,10 +119,15 @@ fn runaway_scripts_get_others_busy_are_killed_and_the_primary_keeps_its_lease() 
     let up = Up::start(&dir, 1, Some(lease_ms));
     let primary = up.wait_primary(Duration::from_secs(60), None);
     let rt = rt();
-    rt.block_on(async {
+    // Which phase runs, for the hang guard below: a step that never answers fails the
+    // test with the supervisor's log rather than holding the suite forever.
+    let phase = std::sync::Mutex::new("connecting");
+    let at = |p: &'static str| *phase.lock().unwrap() = p;
+    let steps = async {
         let ep = up.endpoint();
         let mut other = Conn::connect(&ep).await.unwrap();
         let ok = Reply::Simple("OK".into());
+        at("EVAL: waiting for -BUSY");
         assert_eq!(other.request(&[b"CONFIG", b"SET", b"busy-reply-threshold", b"100"]).await.unwrap(), ok);
         assert_eq!(other.request(&[b"SET", b"before", b"1"]).await.unwrap(), ok);
 
@@ -136,6 +141,7 @@ fn runaway_scripts_get_others_busy_are_killed_and_the_primary_keeps_its_lease() 
             assert_eq!(other.request(&[b"FUNCTION", b"KILL"]).await.unwrap(), Reply::Error(BUSY_EVAL.into()));
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+        at("EVAL: SCRIPT KILL and the script's answer");
         assert_eq!(other.request(&[b"SCRIPT", b"KILL"]).await.unwrap(), ok);
         let sha = "3fcf51a9b854b8f66cb8685600b0d7df968f4398";
         let killed = format!("ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1.");
@@ -144,6 +150,7 @@ fn runaway_scripts_get_others_busy_are_killed_and_the_primary_keeps_its_lease() 
         // A read-only function: FUNCTION KILL.
         let lib = format!("#!lua name=spinners\nredis.register_function{{function_name='spin', callback=function() {SPIN} end, flags={{'no-writes'}}}}");
         assert_eq!(other.request(&[b"FUNCTION", b"LOAD", lib.as_bytes()]).await.unwrap(), Reply::Bulk(Some(b"spinners".to_vec())));
+        at("FCALL_RO: connecting, waiting for -BUSY, FUNCTION KILL");
         let mut runner = Conn::connect(&ep).await.unwrap();
         let function = tokio::spawn(async move { runner.request(&[b"FCALL_RO", b"spin", b"0"]).await.unwrap() });
         wait_busy(&mut other, BUSY_FUNCTION).await;
@@ -153,8 +160,14 @@ fn runaway_scripts_get_others_busy_are_killed_and_the_primary_keeps_its_lease() 
         assert_eq!(function.await.unwrap(), Reply::Error(killed.into()));
 
         // The shard serves normally, and durably.
+        at("serving after the kills");
         assert_eq!(other.request(&[b"INCR", b"n"]).await.unwrap(), Reply::Int(1));
         assert_eq!(other.request(&[b"GET", b"before"]).await.unwrap(), Reply::Bulk(Some(b"1".to_vec())));
+    };
+    rt.block_on(async {
+        if tokio::time::timeout(Duration::from_secs(300), steps).await.is_err() {
+            panic!("stuck at '{}' for 5 minutes; memoria up's log:\n{}", phase.lock().unwrap(), up.tail_log());
+        }
     });
     let now = up.wait_primary(Duration::from_secs(60), None);
     assert_eq!(now.name, primary.name, "the primary lost its lease while the script ran");

@@ -172,7 +172,7 @@ pub async fn poll(table: Arc<Table>, primary: watch::Sender<Option<Primary>>) {
         table.update(|s| {
             for ((m, n), p) in s.nodes.iter_mut().zip(&snap.nodes).zip(seen) {
                 // A node that restarted while it was probed is left to its new process.
-                if m.pid != n.pid || n.pid.is_none() {
+                if m.pid != n.pid || n.pid.is_none() || p.as_ref().is_some_and(|p| p.busy) {
                     continue;
                 }
                 m.role = match &p {
@@ -198,6 +198,9 @@ pub async fn poll(table: Arc<Table>, primary: watch::Sender<Option<Primary>>) {
 }
 
 struct Probe {
+    /// The node answered -BUSY (a script runs past `busy-reply-threshold`): alive, and
+    /// what it was before (a primary keeps its lease meanwhile), so nothing changes.
+    busy: bool,
     role: NodeRole,
     epoch: Option<u64>,
     offset: u64,
@@ -223,18 +226,24 @@ async fn probe(host: &str, port: u16, conn: &mut Option<TcpStream>) -> Option<Pr
         read_bulk(c).await
     })
     .await;
-    let text = match r {
-        Ok(Some(t)) => t,
+    match r {
+        Ok(Some(Answer::Info(text))) => Some(parse_info(&text)),
+        Ok(Some(Answer::Busy)) => Some(Probe { busy: true, role: NodeRole::Unresponsive, epoch: None, offset: 0 }),
         _ => {
             *conn = None;
-            return None;
+            None
         }
-    };
-    Some(parse_info(&text))
+    }
 }
 
-/// Reads one RESP bulk string reply.
-async fn read_bulk(c: &mut TcpStream) -> Option<String> {
+/// What a node answered to INFO.
+enum Answer {
+    Info(String),
+    Busy,
+}
+
+/// Reads one RESP bulk string reply, or a -BUSY error.
+async fn read_bulk(c: &mut TcpStream) -> Option<Answer> {
     let mut buf = Vec::new();
     let mut byte = [0u8; 1];
     loop {
@@ -242,6 +251,14 @@ async fn read_bulk(c: &mut TcpStream) -> Option<String> {
         buf.push(byte[0]);
         if buf.ends_with(b"\r\n") {
             break;
+        }
+        if buf == b"-BUSY" {
+            // The rest of Redis's BUSY text, to the end of its line.
+            while !buf.ends_with(b"\r\n") && buf.len() < 1024 {
+                c.read_exact(&mut byte).await.ok()?;
+                buf.push(byte[0]);
+            }
+            return buf.ends_with(b"\r\n").then_some(Answer::Busy);
         }
         if buf.len() > 32 {
             return None;
@@ -254,7 +271,7 @@ async fn read_bulk(c: &mut TcpStream) -> Option<String> {
     let mut body = vec![0u8; len + 2];
     c.read_exact(&mut body).await.ok()?;
     body.truncate(len);
-    String::from_utf8(body).ok()
+    String::from_utf8(body).ok().map(Answer::Info)
 }
 
 fn parse_info(text: &str) -> Probe {
@@ -263,7 +280,7 @@ fn parse_info(text: &str) -> Probe {
         Some("master") => NodeRole::Primary,
         _ => NodeRole::Replica,
     };
-    Probe { role, epoch: field("memoria_epoch").and_then(|v| v.parse().ok()), offset: field("offset").and_then(|v| v.parse().ok()).unwrap_or(0) }
+    Probe { busy: false, role, epoch: field("memoria_epoch").and_then(|v| v.parse().ok()), offset: field("offset").and_then(|v| v.parse().ok()).unwrap_or(0) }
 }
 
 #[cfg(test)]

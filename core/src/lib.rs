@@ -10,6 +10,8 @@
 //!   (all the host needs);
 //! - `types`: the value types and their encodings;
 //! - `keyspace`: what a key holds, one database of keys;
+//! - `rdb`: Redis's serialization payloads (DUMP/RESTORE, FUNCTION DUMP/RESTORE): values
+//!   read from and written to RDB objects;
 //! - `lua`: the Lua VM scripts run in (C, built by `build.rs`), seen as compile and run;
 //! - `server`: the shard's state, the `Ctx` of a command, dispatch, ACL, cluster slots;
 //! - `commands`: the handlers by family and the command table;
@@ -22,9 +24,9 @@ extern crate std;
 
 pub mod util;
 pub mod protocol;
-pub mod rdb;
 pub mod types;
 pub mod keyspace;
+pub mod rdb;
 pub mod lua;
 pub mod server;
 pub mod commands;

@@ -165,7 +165,7 @@ pub fn function_restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         Some(p) if eq_ic(p, b"flush") => RestorePolicy::Flush,
         Some(_) => return ctx.err("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE."),
     };
-    let Some(body) = rdb::payload_body(argv[2]) else {
+    let Ok(body) = rdb::payload_body(argv[2]) else {
         return ctx.err("ERR DUMP payload version or checksum are wrong");
     };
     let staged = match stage_payload(body) {
@@ -222,11 +222,11 @@ fn stage_payload(body: &[u8]) -> Result<Vec<Staged>, String> {
     let mut scratch = None;
     while !records.is_empty() {
         match records.byte() {
-            Some(rdb::TYPE_FUNCTION2) => {}
-            Some(rdb::TYPE_FUNCTION_PRE_GA) => return Err("ERR Pre-GA function format not supported".into()),
+            Ok(rdb::TYPE_FUNCTION2) => {}
+            Ok(rdb::TYPE_FUNCTION_PRE_GA) => return Err("ERR Pre-GA function format not supported".into()),
             _ => return Err("ERR given type is not a function".into()),
         }
-        let code = records.string().ok_or_else(|| String::from("ERR Failed loading library payload"))?;
+        let code = records.string().map_err(|_| String::from("ERR Failed loading library payload"))?;
         let name = library_name(&code)?.to_vec();
         if staged.iter().any(|(n, _, _)| *n == name) {
             return Err(format!("ERR Library '{}' already exists", String::from_utf8_lossy(&name)));

@@ -18,7 +18,6 @@
 use alloc::format;
 use alloc::vec::Vec;
 
-use crate::keyspace::object::NO_EXPIRE;
 use crate::keyspace::record::{Cur, decode_key_record, encode_value_with_key};
 use crate::server::cluster::{disabled, key_slot, parse_ranges};
 use crate::server::ctx::Ctx;
@@ -126,19 +125,13 @@ pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let n = parsed.len();
     for (key, expire, val) in parsed {
-        ctx.st.dbs[0].remove(key);
         let lru = ctx.st.lru_clock();
-        ctx.st.dbs[0].add(key, val, lru);
-        if expire != NO_EXPIRE {
-            ctx.st.dbs[0].set_expire(key, expire);
-        }
-        ctx.st.touch_watched(0, key);
+        ctx.st.put_restored(0, key, val, expire, lru);
         // The logged IMPORT names its keys only inside the records, where the engine's
         // readying from effects (by key spec) cannot see them: ready the waiters here.
         if !ctx.st.applying {
             ctx.st.blocking.signal(0, key);
         }
-        ctx.notify(notify::GENERIC, "restore", key);
     }
     ctx.dirty += n as u64;
     ctx.reply.int(n as i64);

@@ -4,7 +4,7 @@
 use crate::commands::cluster;
 use crate::commands::pubsub;
 use crate::commands::{
-    acl, bitmap, connection as conn, db, functions, geo, hash, hll, keys, lcs, list, migrate, multi, scripting, server, set, sort, stream, string, zset,
+    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, lcs, list, migrate, multi, scripting, server, set, sort, stream, string, zset,
 };
 
 use crate::server::spec::flags::*;
@@ -430,6 +430,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("rename", 3, W, (1, 2, 1), "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename),
     cmd!("renamenx", 3, WF, (1, 2, 1), "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", keys::renamenx),
     cmd!("copy", -3, WD, (1, 2, 1), "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy),
+    cmd!("dump", 2, R, K1, "generic", "2.6.0", "Return a serialized version of the value stored at the specified key.", dump::dump),
+    cmd!("restore", -4, WD, K1, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", dump::restore),
+    cmd!("restore-asking", -4, WD | ASKING, K1, "server", "3.0.0", "An internal command for migrating keys in a cluster", dump::restore),
     cmd!("move", 3, WF, K1, "generic", "1.0.0", "Moves a key to another database.", db::move_key),
     cmd!(
         "touch",

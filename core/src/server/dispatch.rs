@@ -104,7 +104,7 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     // before queueing in MULTI, and for EXEC across everything queued).
     let mut asked = false;
     if ctx.st.cluster.is_some() && !ctx.st.applying && !ctx.in_exec {
-        let asking = ctx.client.asking;
+        let asking = ctx.client.asking || cmd.flags & flags::ASKING != 0;
         asked = asking;
         // ASKING lasts one command (or one transaction).
         if cmd.flags & flags::KEEPS_ASKING == 0 && (ctx.client.multi.is_none() || exec) {

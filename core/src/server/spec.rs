@@ -48,6 +48,8 @@ pub mod flags {
     /// Keys are optional (EVAL's numkeys may be 0): COMMAND GETKEYS answers an empty list
     /// where it would otherwise be an error.
     pub const NO_MANDATORY_KEYS: u32 = 1 << 21;
+    /// Runs as if ASKING had been sent before it (RESTORE-ASKING).
+    pub const ASKING: u32 = 1 << 22;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -58,6 +60,7 @@ pub mod flags {
         (NOSCRIPT, "noscript"),
         (LOADING, "loading"),
         (STALE, "stale"),
+        (ASKING, "asking"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         (NO_MULTI, "no_multi"),
@@ -229,6 +232,8 @@ impl CommandSpec {
             "role" | "lastsave" => CAT_ADMIN | CAT_DANGEROUS,
             "xread" | "xreadgroup" => CAT_BLOCKING,
             "sort" | "sort_ro" => CAT_SET | CAT_SORTEDSET | CAT_LIST | CAT_DANGEROUS,
+            "restore" => CAT_DANGEROUS,
+            "restore-asking" => CAT_KEYSPACE | CAT_DANGEROUS,
             _ if self.name.starts_with("command|") => CAT_CONNECTION,
             _ => 0,
         };

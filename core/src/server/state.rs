@@ -191,6 +191,21 @@ impl State {
         self.touch_watched(db, key);
     }
 
+    /// Writes a key restored from a serialized value (RESTORE, MIGRATION IMPORT) in place
+    /// of whatever `key` held: its value, absolute expiry (`NO_EXPIRE`: none) and access
+    /// clock; watchers see the change, and the `new` and `restore` events fire as Redis's
+    /// dbAdd and restoreCommand fire them. Waiters on the key are the caller's to ready.
+    pub fn put_restored(&mut self, db: usize, key: &[u8], val: Value, expire_at: i64, lru: u32) {
+        self.dbs[db].remove(key);
+        self.notify_new(db, key);
+        self.dbs[db].add(key, val, lru);
+        if expire_at != NO_EXPIRE {
+            self.dbs[db].set_expire(key, expire_at);
+        }
+        self.touch_watched(db, key);
+        self.notify(crate::server::notify::GENERIC, "restore", key, db);
+    }
+
     pub fn delete(&mut self, db: usize, key: &[u8]) -> Option<Entry> {
         let e = self.dbs[db].remove(key)?;
         self.touch_watched(db, key);

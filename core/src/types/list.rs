@@ -406,6 +406,11 @@ impl ListValue {
         }
     }
 
+    /// How many entries each node holds, head first (DUMP writes a quicklist node for each).
+    pub fn node_counts(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes.iter().map(|n| n.count as usize)
+    }
+
     /// Visits every element from the head (or the tail); `f` returns false to stop.
     pub fn for_each(&self, rev: bool, mut f: impl FnMut(&[u8]) -> bool) {
         if rev {

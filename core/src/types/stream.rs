@@ -62,8 +62,9 @@ impl StreamId {
         v
     }
 
-    /// The 128-bit big-endian form Redis uses as a radix-tree key.
-    fn rax_key(&self) -> [u8; 16] {
+    /// The 128-bit big-endian form Redis uses as a radix-tree key (and an RDB stream node
+    /// key).
+    pub fn rax_key(&self) -> [u8; 16] {
         let mut k = [0u8; 16];
         k[..8].copy_from_slice(&self.ms.to_be_bytes());
         k[8..].copy_from_slice(&self.seq.to_be_bytes());
@@ -262,11 +263,11 @@ pub mod lp {
         push_backlen(out, head + len);
     }
 
-    /// Decodes the element at `pos`: its value and the position of the next element.
-    /// None if the bytes are not a well-formed element (only snapshot input can be).
-    pub fn get(buf: &[u8], pos: usize) -> Option<(Ele<'_>, usize)> {
+    /// Decodes the encoding and data of the element at `pos`: its value and their size
+    /// (what the element's back-length holds).
+    fn decode(buf: &[u8], pos: usize) -> Option<(Ele<'_>, usize)> {
         let b = *buf.get(pos)?;
-        let (ele, len) = if b & 0x80 == 0 {
+        Some(if b & 0x80 == 0 {
             (Ele::Int((b & 0x7f) as i64), 1)
         } else if b & 0xC0 == 0x80 {
             let l = (b & 0x3f) as usize;
@@ -295,16 +296,34 @@ pub mod lp {
                 }
                 0xF0 => {
                     let l = u32::from_le_bytes(buf.get(pos + 1..pos + 5)?.try_into().ok()?) as usize;
-                    (Ele::Str(buf.get(pos + 5..pos.checked_add(5 + l)?)?), 5 + l)
+                    // Checked: on a 32-bit target 5 + l can overflow.
+                    let size = l.checked_add(5)?;
+                    (Ele::Str(buf.get(pos + 5..pos.checked_add(size)?)?), size)
                 }
                 _ => return None,
             }
-        };
+        })
+    }
+
+    /// Decodes the element at `pos`: its value and the position of the next element.
+    /// None if the bytes are not a well-formed element (only snapshot input can be).
+    pub fn get(buf: &[u8], pos: usize) -> Option<(Ele<'_>, usize)> {
+        let (ele, len) = decode(buf, pos)?;
         let next = pos + len + backlen_size(len);
         if next > buf.len() {
             return None;
         }
         Some((ele, next))
+    }
+
+    /// `get`, also checking the element's back-length (which reverse walks follow): for
+    /// listpacks from outside, such as a RESTORE payload's.
+    pub fn get_checked(buf: &[u8], pos: usize) -> Option<(Ele<'_>, usize)> {
+        let (ele, len) = decode(buf, pos)?;
+        let mut back = Vec::with_capacity(5);
+        push_backlen(&mut back, len);
+        let end = pos + len;
+        (buf.get(end..end + back.len())? == back).then_some((ele, end + back.len()))
     }
 
     /// The element at `pos` (the engine's own bytes: never malformed after loading).

@@ -2285,11 +2285,11 @@ fn imported_keys(h: &mut H) -> Vec<String> {
 }
 
 /// CVE-2026-25243, CVE-2026-66373: RESTORE accepted crafted serialized values (invalid
-/// memory access, a double free). Memoria has no RESTORE; its counterpart is MIGRATION
-/// IMPORT (cluster mode, @admin), which takes serialized key records. Every truncation and
-/// many byte changes of real records of each type are either refused ("bad key record")
-/// or stored as a value that every command of its type can read and write; the engine
-/// never panics.
+/// memory access, a double free). Memoria's slot migration takes serialized values too:
+/// MIGRATION IMPORT (cluster mode, @admin) reads key records. Every truncation and many
+/// byte changes of real records of each type are either refused ("bad key record") or
+/// stored as a value that every command of its type can read and write; the engine never
+/// panics. RESTORE itself: `cve_2026_25243_crafted_restore_payloads`.
 #[test]
 fn cve_2026_25243_crafted_migration_records() {
     let mut src = H::new();
@@ -2377,6 +2377,114 @@ fn cve_2026_25243_crafted_migration_records() {
     ckr(&mut dst, &args, int(records.len() as i64));
     dst.c("ASKING");
     ck(&mut dst, "HGET {b}h g", bulk("w"));
+}
+
+/// CVE-2026-25243, CVE-2026-66373: RESTORE of crafted payloads. Payloads of every type
+/// and encoding, each truncated at every length and with many byte changes, the checksum
+/// made right so the value itself is read: refused ("Bad data format") or stored as a
+/// value that every command of its type can read and write; the engine never panics.
+/// (core/tests/cmd_dump_restore.rs and dump_restore_live.rs mutate more, the latter
+/// against redis-server's own deep checks.)
+#[test]
+fn cve_2026_25243_crafted_restore_payloads() {
+    let mut h = H::new();
+    let setup = [
+        "SET str hello",
+        "SET int 12345",
+        "RPUSH l a b c 1 2 3",
+        "HSET h f v g w",
+        "SADD si 1 2 3",
+        "SADD sh a b c",
+        "ZADD z 1 a 2 b 3 c",
+        "XADD x 1-1 f v g w",
+        "XADD x 1-2 f v2 g w2",
+        "XGROUP CREATE x grp 0",
+        "XREADGROUP GROUP grp c1 COUNT 1 STREAMS x >",
+        "XGROUP CREATECONSUMER x grp c2",
+        "PFADD hll a b c",
+    ];
+    for cmd in setup {
+        let r = h.c(cmd);
+        assert!(!r.starts_with('-'), "{cmd}: {r}");
+    }
+    let mut big_h = vec!["HSET".to_string(), "bh".into()];
+    big_h.extend((0..200).flat_map(|i| [format!("f{i}"), format!("v{i}")]));
+    h.raw(&big_h.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    let mut big_z = vec!["ZADD".to_string(), "bz".into()];
+    big_z.extend((0..200).flat_map(|i| [i.to_string(), format!("m{i}")]));
+    h.raw(&big_z.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    let mut mutants: Vec<Vec<u8>> = Vec::new();
+    for key in ["str", "int", "l", "h", "si", "sh", "z", "x", "hll", "bh", "bz"] {
+        let reply = h.raw(&["DUMP", key]);
+        let at = reply.iter().position(|&c| c == b'\n').unwrap() + 1;
+        let body = &reply[at..reply.len() - 12];
+        let seal = |b: Vec<u8>| {
+            let mut b = b;
+            memoria_core::rdb::finish_payload(&mut b);
+            b
+        };
+        for len in 0..body.len() {
+            mutants.push(seal(body[..len].to_vec()));
+        }
+        for pos in 0..body.len().min(160) {
+            for b in [0x00u8, 0x01, 0x7f, 0x80, 0xc0, 0xfe, 0xff, body[pos] ^ 0x01, body[pos].wrapping_add(1)] {
+                if b != body[pos] {
+                    let mut m = body.to_vec();
+                    m[pos] = b;
+                    mutants.push(seal(m));
+                }
+            }
+        }
+    }
+    let (mut refused, mut stored) = (0, 0);
+    for m in &mutants {
+        let r = String::from_utf8_lossy(&h.raw(&[b"RESTORE".as_slice(), b"mutant", b"0", m, b"REPLACE"])).into_owned();
+        if r == "+OK\r\n" {
+            stored += 1;
+            read_back(&mut h, b"mutant");
+            h.c("DEL mutant");
+        } else {
+            assert_eq!(r, "-ERR Bad data format\r\n", "for {m:?}");
+            refused += 1;
+        }
+    }
+    assert!(refused > 1000 && stored > 1000, "refused {refused}, stored {stored}");
+    ck(&mut h, "HGET h g", bulk("w"));
+}
+
+/// CVE-2026-63639 (Valkey): a stream whose pending entry two consumers own (a NACK shared
+/// by two consumers) led to code execution. RESTORE refuses such a payload.
+#[test]
+fn cve_2026_63639_restore_stream_nack_shared_by_two_consumers() {
+    let mut h = H::new();
+    h.c("XADD x 1-1 f v");
+    h.c("XGROUP CREATE x grp 0");
+    h.c("XREADGROUP GROUP grp c1 STREAMS x >");
+    h.c("XGROUP CREATECONSUMER x grp c2");
+    let reply = h.raw(&["DUMP", "x"]);
+    let at = reply.iter().position(|&c| c == b'\n').unwrap() + 1;
+    let body = reply[at..reply.len() - 12].to_vec();
+    // The consumers close the payload: c1 (seen time, one id), then c2 (seen time, none).
+    let c2 = body.len() - 12;
+    assert_eq!(&body[c2..c2 + 3], b"\x02c2");
+    assert_eq!(body[body.len() - 1], 0, "c2 owns nothing");
+    let id: Vec<u8> = [1u64.to_be_bytes(), 1u64.to_be_bytes()].concat();
+    let mut shared = body[..body.len() - 1].to_vec();
+    shared.push(1);
+    shared.extend_from_slice(&id);
+    memoria_core::rdb::finish_payload(&mut shared);
+    ckr(&mut h, &[b"RESTORE", b"y", b"0", &shared], err("ERR Bad data format"));
+    // The same payload with c1's claim moved to c2 is a healthy stream.
+    let c1_id = body.len() - 12 - 16;
+    assert_eq!(&body[c1_id..c1_id + 16], &id[..]);
+    let mut moved = body[..c1_id - 1].to_vec();
+    moved.push(0);
+    moved.extend_from_slice(&body[c1_id + 16..body.len() - 1]);
+    moved.push(1);
+    moved.extend_from_slice(&id);
+    memoria_core::rdb::finish_payload(&mut moved);
+    ckr(&mut h, &[b"RESTORE", b"y", b"0", &moved], OK);
+    ck(&mut h, "XPENDING y grp", "*4\r\n:1\r\n$3\r\n1-1\r\n$3\r\n1-1\r\n*1\r\n*2\r\n$2\r\nc2\r\n$1\r\n1\r\n");
 }
 
 // CVE-2022-36021 and CVE-2024-31228 (glob patterns that took exponential time in KEYS,

@@ -132,6 +132,12 @@ fn migrating_and_importing_slots() {
     ck(&mut t, "GET {b}2", bulk("there"));
     ck(&mut t, "ASKING", "+OK\r\n");
     ck(&mut t, "MGET {b}2 {b}3", err("TRYAGAIN Multiple keys request during rehashing of slot"));
+    // RESTORE-ASKING acts as if ASKING came first (Redis's MIGRATE sends it).
+    let payload: &[u8] = b"\x00\x05hello\n\x00cr\xdfve4 \n";
+    ckr(&mut t, &[b"RESTORE", b"{b}5", b"0", payload], err("MOVED 3300 127.0.0.1:7000"));
+    ckr(&mut t, &[b"RESTORE-ASKING", b"{b}5", b"0", payload], "+OK\r\n");
+    ck(&mut t, "ASKING", "+OK\r\n");
+    ck(&mut t, "GET {b}5", bulk("hello"));
     // A transaction after ASKING runs whole.
     ck(&mut t, "ASKING", "+OK\r\n");
     ck(&mut t, "MULTI", "+OK\r\n");

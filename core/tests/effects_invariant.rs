@@ -28,6 +28,27 @@ enum Step {
     /// Advance the clock (drives lazy and active expiry).
     Sleep(i64),
     Tick,
+    /// DUMP a key and RESTORE the payload (if any) under another, with these options
+    /// after `RESTORE dst ttl payload`.
+    DumpRestore {
+        src: String,
+        dst: String,
+        ttl: String,
+        opts: Vec<String>,
+    },
+}
+
+/// The RESTORE for a DumpRestore step, given the DUMP's raw reply; None when the source
+/// was missing.
+fn restore_of(dump_reply: &[u8], dst: &str, ttl: &str, opts: &[String]) -> Option<Vec<Vec<u8>>> {
+    if !dump_reply.starts_with(b"$") || dump_reply.starts_with(b"$-1") {
+        return None;
+    }
+    let at = dump_reply.iter().position(|&c| c == b'\n')? + 1;
+    let payload = dump_reply[at..dump_reply.len() - 2].to_vec();
+    let mut args = vec![b"RESTORE".to_vec(), dst.as_bytes().to_vec(), ttl.as_bytes().to_vec(), payload];
+    args.extend(opts.iter().map(|o| o.as_bytes().to_vec()));
+    Some(args)
 }
 
 fn string_cmd() -> impl Strategy<Value = Vec<String>> {
@@ -363,6 +384,7 @@ fn check_clients(steps: &[(u64, Step)]) -> Result<(), TestCaseError> {
         for rec in OutputReader::new(&out) {
             effects.extend_from_slice(rec.effects);
         }
+        out
     };
     for (i, (client, st)) in steps.iter().enumerate() {
         let mut b = BatchWriter::new();
@@ -373,6 +395,20 @@ fn check_clients(steps: &[(u64, Step)]) -> Result<(), TestCaseError> {
                 b.end();
             }
             Step::Sleep(ms) => now_ms += ms,
+            Step::DumpRestore { src, dst, ttl, opts } => {
+                let mut d = BatchWriter::new();
+                d.begin(batch::REC_COMMAND, *client);
+                memoria_core::protocol::resp::encode_command(&mut d.buf, &["DUMP", src.as_str()]);
+                d.end();
+                // The DUMP runs as a batch of its own (its lazy expiry may write).
+                let out = run(&mut e, &d, now_ms, i as u64);
+                let reply = OutputReader::new(&out).find(|r| r.client == *client).map(|r| r.reply.to_vec()).unwrap_or_default();
+                if let Some(args) = restore_of(&reply, dst, ttl, opts) {
+                    b.begin(batch::REC_COMMAND, *client);
+                    memoria_core::protocol::resp::encode_command(&mut b.buf, &args);
+                    b.end();
+                }
+            }
             // A tick also fires every client's deadline (blocked or not: harmless).
             Step::Tick => {
                 b.record(batch::REC_TICK, 0, b"");
@@ -415,6 +451,12 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
             }
             Step::Sleep(ms) => h.advance(*ms),
             Step::Tick => h.tick(),
+            Step::DumpRestore { src, dst, ttl, opts } => {
+                let reply = h.raw(&["DUMP", src.as_str()]);
+                if let Some(args) = restore_of(&reply, dst, ttl, opts) {
+                    h.raw(&args);
+                }
+            }
         }
     }
     let mut replica = Engine::new(99);
@@ -479,6 +521,32 @@ fn geo_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
+/// Values of every family, copied between keys by DUMP and RESTORE with every option:
+/// relative and absolute TTLs (some already past), REPLACE over live, expiring and
+/// missing keys, IDLETIME and FREQ.
+fn dump_restore_steps() -> impl Strategy<Value = Vec<Step>> {
+    let family = prop_oneof![string_cmd(), hash_cmd(), set_cmd(), zset_cmd(), list_cmd(), key_cmd(), stream_cmd(), hll_cmd()];
+    let ttl = prop_oneof![
+        Just(("0".to_string(), false)),
+        (1i64..50).prop_map(|t| (t.to_string(), false)),
+        (-20i64..50).prop_map(|d| ((1_700_000_000_000i64 + d).to_string(), true)),
+    ];
+    let opts = (ttl, any::<bool>(), prop::sample::select(&["", "IDLETIME 5", "FREQ 3"][..]));
+    let copy = (prop_oneof![key(), stream_key()], prop_oneof![key(), stream_key()], opts).prop_map(|(src, dst, ((ttl, abs), replace, extra))| {
+        let mut opts: Vec<String> = Vec::new();
+        if abs {
+            opts.push("ABSTTL".into());
+        }
+        if replace {
+            opts.push("REPLACE".into());
+        }
+        opts.extend(extra.split(' ').filter(|w| !w.is_empty()).map(String::from));
+        Step::DumpRestore { src, dst, ttl, opts }
+    });
+    let step = prop_oneof![6 => family.prop_map(Step::Cmd), 3 => copy, 1 => (1i64..30).prop_map(Step::Sleep), 1 => Just(Step::Tick)];
+    prop::collection::vec(step, 1..60)
+}
+
 fn cases() -> u32 {
     std::env::var("MEMORIA_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000)
 }
@@ -521,4 +589,7 @@ proptest! {
 
     #[test]
     fn scripts(s in steps(script_cmd().boxed())) { check(&s)?; }
+
+    #[test]
+    fn dump_restore(s in dump_restore_steps()) { check(&s)?; }
 }

@@ -43,7 +43,7 @@ pub const KEYWORDS: &[&str] = &[
     "RETRYCOUNT", "FORCE", "JUSTID", "LASTID", "ENTRIESREAD", "MKSTREAM", "CREATE", "SETID", "DESTROY", "CREATECONSUMER", "DELCONSUMER",
     "CONSUMERS", "GROUPS", "STREAM", "FULL", "NOMKSTREAM", "LEFT", "RIGHT", "BEFORE", "AFTER", "RANK", "MAXLEN", "WEIGHTS", "AGGREGATE",
     "SUM", "MIN", "MAX", "AND", "OR", "XOR", "NOT", "BIT", "BYTE", "OVERFLOW", "WRAP", "SAT", "FAIL", "SET", "INCRBY", "i8", "u4",
-    "i64", "u63", "i1", "u1", "i65", "#2", "#0", "DB", "REPLACE", "ON", "OFF", "SKIP", "ID", "NAME", "ENCODING", "FREQ", "IDLETIME",
+    "i64", "u63", "i1", "u1", "i65", "#2", "#0", "DB", "REPLACE", "ABSTTL", "ON", "OFF", "SKIP", "ID", "NAME", "ENCODING", "FREQ", "IDLETIME",
     "REFCOUNT", "HELP", "DOCS", "INFO", "LIST", "GETKEYS", "KEYSLOT", "COUNTKEYSINSLOT", "GETKEYSINSLOT", "NUMSUB", "NUMPAT",
     "CHANNELS", "SHARDCHANNELS", "SETNAME", "ASYNC", "SYNC", "RESETSTAT", "maxmemory", "maxmemory-policy", "allkeys-lru",
     "allkeys-random", "volatile-ttl", "volatile-lru", "allkeys-lfu", "noeviction", "hash-max-listpack-entries",

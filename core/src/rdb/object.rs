@@ -12,7 +12,7 @@ use crate::rdb::{Error, Reader, intset, listpack, payload_body, ziplist, zipmap}
 use crate::types::dict::Dict;
 use crate::types::hash::HashValue;
 use crate::types::list::{End, ListValue};
-use crate::types::set::SetValue;
+use crate::types::set::{IntSet, SetValue};
 use crate::types::stream::lp::{self, Ele};
 use crate::types::zset::{AddFlags, AddOut, ZsetValue};
 
@@ -157,14 +157,14 @@ fn push_score(body: &mut Vec<u8>, s: f64) {
 /// A list as RDB_TYPE_LIST_QUICKLIST_2: one listpack node per node of the list.
 fn write_list(out: &mut Vec<u8>, l: &ListValue) {
     out.push(TYPE_LIST_QUICKLIST_2);
-    let counts: Vec<usize> = l.node_counts().collect();
+    let counts: Vec<usize> = l.node_counts().filter(|&n| n > 0).collect();
     write_len(out, counts.len() as u64);
     let mut node = 0;
     let (mut body, mut in_node) = (Vec::new(), 0);
     l.for_each(false, |x| {
         lp::push_str(&mut body, x);
         in_node += 1;
-        if in_node == counts[node] {
+        if counts.get(node) == Some(&in_node) {
             write_len(out, CONTAINER_PACKED);
             write_string(out, &listpack::serialize(&body, in_node));
             body.clear();
@@ -206,11 +206,8 @@ pub fn read_object(ty: u8, r: &mut Reader<'_>, lim: &Limits) -> Result<Value, Er
         TYPE_SET => read_set(r, lim),
         TYPE_SET_INTSET => {
             let ints = intset::parse(&r.string()?)?;
-            let mut s = SetValue::new_intset();
-            for v in &ints {
-                s.add(crate::util::IntText::new(*v).as_bytes(), usize::MAX, lim.seed);
-            }
-            // Redis 7.0 loads an empty intset as it is; a key never holds an empty set.
+            let mut s = SetValue::Ints(IntSet::from_sorted(&ints).ok_or(Error::BadData("unordered intset"))?);
+            // Refused as Redis refuses it: a key never holds an empty set.
             if s.is_empty() {
                 return Err(EMPTY);
             }

@@ -46,6 +46,20 @@ impl IntSet {
         IntSet { width: 2, data: Vec::new() }
     }
 
+    /// An intset of strictly ascending integers, built in one pass (a restored payload's);
+    /// None if they are not strictly ascending.
+    pub fn from_sorted(ints: &[i64]) -> Option<IntSet> {
+        if ints.windows(2).any(|w| w[0] >= w[1]) {
+            return None;
+        }
+        let width = ints.iter().map(|&v| width_for(v)).max().unwrap_or(2);
+        let mut data = Vec::with_capacity(ints.len() * width as usize);
+        for &v in ints {
+            write_int(&mut data, v, width);
+        }
+        Some(IntSet { width, data })
+    }
+
     #[inline]
     pub fn len(&self) -> usize {
         self.data.len() / self.width as usize

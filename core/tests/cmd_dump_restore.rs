@@ -395,3 +395,69 @@ fn corrupt_payloads_are_answered_without_panics() {
     }
     assert!(tried > 10_000, "{tried} variants");
 }
+
+/// A stream of two entries (1-1, 1-2) whose group `g` has 1-1 pending for consumer `c`,
+/// as a value to break one invariant of at a time.
+fn healthy_stream() -> memoria_core::types::stream::Stream {
+    use memoria_core::types::stream::{Group, Nack, Stream, StreamId};
+    let mut s = Stream::new();
+    for seq in [1, 2] {
+        assert!(s.append(StreamId::new(1, seq), &[b"f", b"v"], 4096, 100).is_ok());
+    }
+    s.length = 2;
+    s.last_id = StreamId::new(1, 2);
+    s.first_id = StreamId::new(1, 1);
+    s.entries_added = 2;
+    let mut g = Group::new(StreamId::new(1, 1), 1);
+    g.create_consumer(b"c", 5);
+    let c = g.consumer_name(b"c").unwrap();
+    g.pel.insert(StreamId::new(1, 1), Nack { delivery_time: 5, delivery_count: 1, consumer: c });
+    g.consumers.get_mut(&b"c"[..]).unwrap().pel.insert(StreamId::new(1, 1));
+    s.groups.insert(b"g"[..].into(), g);
+    s
+}
+
+/// A change that breaks one invariant of `healthy_stream`.
+type Breaks = fn(&mut memoria_core::types::stream::Stream);
+
+fn stream_payload(s: memoria_core::types::stream::Stream) -> Vec<u8> {
+    rdb::object::dump(&memoria_core::keyspace::object::Value::Stream(Box::new(s)))
+}
+
+/// Streams whose parts disagree are refused: the engine relies on their length, last id,
+/// counters and pending entries matching their nodes, groups and consumers (Redis checks
+/// less; dump_restore_live.rs checks that Memoria refuses all that redis-server does).
+#[test]
+fn inconsistent_streams_are_refused() {
+    use memoria_core::types::stream::{Nack, StreamId};
+    let mut h = H::new();
+    let restore_reply = |h: &mut H, p: Vec<u8>| String::from_utf8_lossy(&h.raw(&[&b"RESTORE"[..], b"s", b"0", &p, b"REPLACE"])).into_owned();
+    assert_eq!(restore_reply(&mut h, stream_payload(healthy_stream())), OK);
+    ck(&mut h, "XPENDING s g", "*4\r\n:1\r\n$3\r\n1-1\r\n$3\r\n1-1\r\n*1\r\n*2\r\n$1\r\nc\r\n$1\r\n1\r\n");
+    let broken: Vec<(&str, Breaks)> = vec![
+        ("length", |s| s.length = 3),
+        ("entries added below the length", |s| s.entries_added = 1),
+        ("entries added past i64", |s| s.entries_added = 1 << 63),
+        ("largest deleted id past the last id", |s| s.max_deleted = StreamId::new(2, 0)),
+        ("last id below an entry", |s| s.last_id = StreamId::new(1, 1)),
+        ("read counter below -1", |s| s.groups.get_mut(&b"g"[..]).unwrap().entries_read = -2),
+        ("pending entry of no consumer", |s| {
+            let g = s.groups.get_mut(&b"g"[..]).unwrap();
+            g.consumers.get_mut(&b"c"[..]).unwrap().pel.clear();
+        }),
+        ("consumer owning an id the group does not hold", |s| {
+            let g = s.groups.get_mut(&b"g"[..]).unwrap();
+            g.consumers.get_mut(&b"c"[..]).unwrap().pel.insert(StreamId::new(1, 2));
+        }),
+        ("pending entry of an unknown consumer", |s| {
+            let g = s.groups.get_mut(&b"g"[..]).unwrap();
+            g.pel.insert(StreamId::new(1, 2), Nack { delivery_time: 1, delivery_count: 1, consumer: std::rc::Rc::from(&b"ghost"[..]) });
+        }),
+    ];
+    for (what, brk) in broken {
+        let mut s = healthy_stream();
+        brk(&mut s);
+        assert_eq!(restore_reply(&mut h, stream_payload(s)), err("ERR Bad data format"), "{what}");
+    }
+    ck(&mut h, "XLEN s", int(2));
+}

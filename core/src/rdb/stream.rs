@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 
 use crate::rdb::writer::{write_len, write_ms_time, write_string};
 use crate::rdb::{Error, Reader, listpack};
-use crate::types::stream::{Group, Nack, Stream, StreamId};
+use crate::types::stream::{Group, INVALID_ENTRIES_READ, Nack, Stream, StreamId};
 
 fn write_id(out: &mut Vec<u8>, id: StreamId) {
     write_len(out, id.ms);
@@ -73,8 +73,9 @@ struct Pending {
 }
 
 /// Reads a stream's value; `v2`: RDB_TYPE_STREAM_LISTPACKS_2. Beyond what Redis checks,
-/// the nodes must add up to the length and lie at or below the last id, and every
-/// pending entry must have exactly one consumer: the engine relies on all three.
+/// the nodes must add up to the length and lie at or below the last id, the counters be
+/// what XSETID and XGROUP allow, and every pending entry have exactly one consumer: the
+/// engine relies on all of these.
 pub fn read(r: &mut Reader<'_>, v2: bool) -> Result<Stream, Error> {
     let mut s = Stream::new();
     // A node is at least a 17-byte key and a 7-byte listpack, each with its length.
@@ -107,6 +108,10 @@ pub fn read(r: &mut Reader<'_>, v2: bool) -> Result<Stream, Error> {
     if live != s.length {
         return Err(Error::BadData("stream length does not match its nodes"));
     }
+    // What XSETID holds a stream to, and the counters' arithmetic relies on.
+    if s.entries_added < s.length || s.entries_added > i64::MAX as u64 || s.max_deleted > s.last_id {
+        return Err(Error::BadData("stream counters out of range"));
+    }
     if s.edge_id(false, true).is_some_and(|last| last > s.last_id) {
         return Err(Error::BadData("stream entry above the last id"));
     }
@@ -115,6 +120,10 @@ pub fn read(r: &mut Reader<'_>, v2: bool) -> Result<Stream, Error> {
         let name: Box<[u8]> = r.string()?.into_boxed_slice();
         let last_id = read_id(r)?;
         let entries_read = if v2 { r.len()? as i64 } else { s.estimate_distance(last_id) };
+        // As XGROUP's ENTRIESREAD: a count, or -1 for unknown.
+        if entries_read < INVALID_ENTRIES_READ {
+            return Err(Error::BadData("group read counter out of range"));
+        }
         let mut g = Group::new(last_id, entries_read);
         let mut pending: BTreeMap<StreamId, Pending> = BTreeMap::new();
         for _ in 0..r.count(25)? {

@@ -14,6 +14,9 @@ no longer writes (1 list, 3 zset, 9 zipmap hash, 10 ziplist list, 12 ziplist zse
 byte, and recorded only once redis-server has restored them. Some payloads redis-server
 refuses are recorded too, with its error.
 
+A new recording differs from the committed one only where streams record the server's
+clock (delivery and seen times) and in the payloads that hold them.
+
 Format: `case <name> <payload hex> <reply to RESTORE k 0 payload>`, then the read
 commands on k and their replies, one per line, tab-separated. Replies are raw RESP: CRLF
 written as |, a backslash as \\\\, other bytes outside printable ASCII (and |) as \\xNN.

@@ -133,6 +133,9 @@ impl Engine {
             if let Some(mut c) = self.clients[slot].take() {
                 crate::server::state::unwatch_all(&mut self.st, &mut c);
                 self.st.pubsub.drop_client(c.id, &mut c.subs);
+                if c.monitor {
+                    self.st.monitors.remove(c.id);
+                }
                 // A blocked client that leaves is forgotten by every key it waited on.
                 if let Some(b) = c.blocked.take() {
                     self.st.blocking.remove(id, &b);
@@ -395,7 +398,9 @@ impl Engine {
         if client.resp3 {
             flags |= batch::OUT_RESP3;
         }
-        if client.subs.active() {
+        // A monitor, like a subscriber, reads pushes: the idle timeout spares it and the
+        // pubsub output limit bounds it (Redis gives monitors the replica class).
+        if client.subs.active() || client.monitor {
             flags |= batch::OUT_PUBSUB;
         }
         if self.st.acl.auth_required(&client) {

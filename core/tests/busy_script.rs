@@ -19,6 +19,9 @@ const SPIN: &str = "local i = 0 while true do i = i + 1 end";
 struct Shard {
     e: Engine,
     now_ms: i64,
+    /// The records after a script that yielded: the host sends them again, as commands
+    /// that came during the script.
+    carried: Vec<u8>,
 }
 
 /// One output record: (kind, client, flags, reply).
@@ -26,7 +29,7 @@ type Out = (u8, u64, u8, String);
 
 impl Shard {
     fn new() -> Shard {
-        Shard { e: Engine::new(3), now_ms: 1_700_000_000_000 }
+        Shard { e: Engine::new(3), now_ms: 1_700_000_000_000, carried: Vec::new() }
     }
 
     fn execute(&mut self, cmds: &[(u64, &str)]) -> Vec<Out> {
@@ -38,8 +41,23 @@ impl Shard {
             encode_command(&mut b.buf, &args);
             b.end();
         }
-        let out = self.e.execute(&b.buf, self.now_ms * 1000, 9);
+        self.execute_records(&b.buf)
+    }
+
+    /// Runs a batch as the host does: a suspension's records after the script are kept
+    /// in `carried`.
+    fn execute_records(&mut self, input: &[u8]) -> Vec<Out> {
+        let out = self.e.execute(input, self.now_ms * 1000, 9);
+        if let Some(s) = batch::suspension(&out) {
+            self.carried.extend_from_slice(&input[s.script.1..]);
+        }
         records(&out)
+    }
+
+    /// Sends the carried records (before anything newer, as the host does).
+    fn execute_carried(&mut self) -> Vec<Out> {
+        let input = std::mem::take(&mut self.carried);
+        self.execute_records(&input)
     }
 
     fn resume(&mut self) -> Vec<Out> {
@@ -57,9 +75,11 @@ fn records(out: &[u8]) -> Vec<Out> {
     OutputReader::new(out).map(|r| (r.kind, r.client, r.flags, String::from_utf8_lossy(r.reply).into_owned())).collect()
 }
 
+/// The flags of a REC_SUSPENDED output, which comes first (a batch's output before its
+/// script follows it).
 fn suspended(out: &[Out]) -> Option<u8> {
     match out {
-        [(batch::REC_SUSPENDED, _, flags, _)] => Some(*flags),
+        [(batch::REC_SUSPENDED, _, flags, _), ..] => Some(*flags),
         _ => None,
     }
 }
@@ -141,40 +161,75 @@ fn a_long_script_runs_across_calls_and_its_batch_goes_on_in_order() {
     let mut s = Shard::new();
     let script = "local i = 0 while i < 3000000 do i = i + 1 end redis.call('set', 'k', i) return i";
     let mut out = s.execute(&[(5, "SET|k|before"), (1, &format!("EVAL|{script}|0")), (2, "GET|k"), (3, "INCR|n")]);
+    // What came before the script is answered at once; what came after goes back to the
+    // host, which sends nothing before the threshold.
+    assert_eq!(out[1..], [(batch::REC_COMMAND, 5, batch::OUT_WRITE, OK.to_string())]);
     let mut slices = 0;
     while suspended(&out).is_some() {
         slices += 1;
         if slices == 1 {
-            // Clients of the batch wait for it; others are answered -BUSY (the host
+            // The script's client waits for it; others are answered -BUSY (the host
             // sends nothing before the threshold, but the answer would be the same).
-            let meanwhile = s.execute(&[(2, "PING"), (6, "PING")]);
+            let meanwhile = s.execute(&[(1, "PING"), (6, "PING")]);
             assert_eq!(meanwhile[0].2, batch::OUT_DEFERRED);
             assert_eq!(meanwhile[1].3, BUSY_EVAL);
         }
         out = s.resume();
     }
     assert!(slices > 1, "the script ran in one call");
-    let replies: Vec<(u64, &str)> = out.iter().map(|r| (r.1, r.3.as_str())).collect();
-    assert_eq!(replies, [(5, OK), (1, ":3000000\r\n"), (2, "$7\r\n3000000\r\n"), (3, ":1\r\n")]);
-    assert_ne!(out[1].2 & batch::OUT_WRITE, 0, "the script's effects come with its reply");
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!((out[0].1, out[0].3.as_str()), (1, ":3000000\r\n"));
+    assert_ne!(out[0].2 & batch::OUT_WRITE, 0, "the script's effects come with its reply");
+    // The records after the script run next, and see its write.
+    let rest = s.execute_carried();
+    let replies: Vec<(u64, &str)> = rest.iter().map(|r| (r.1, r.3.as_str())).collect();
+    assert_eq!(replies, [(2, "$7\r\n3000000\r\n"), (3, ":1\r\n")]);
+}
+
+/// Found by the runaway-script e2e test: a client whose command came in the same batch as
+/// a runaway script, after it, waited for the script (forever, since that client was the
+/// one to send SCRIPT KILL). In Redis it gets -BUSY once the script is past the threshold.
+#[test]
+fn a_command_after_a_runaway_script_in_its_batch_gets_busy_and_can_kill_it() {
+    let mut s = Shard::new();
+    assert_eq!(s.c("CONFIG|SET|busy-reply-threshold|100"), OK);
+    let first = s.execute(&[(2, "SET|before|1"), (1, &format!("EVAL|{SPIN}|0")), (2, "GET|x"), (1, "PING")]);
+    assert_eq!(first[1..], [(batch::REC_COMMAND, 2, batch::OUT_WRITE, OK.to_string())]);
+    until_busy(&mut s, first);
+    // The host sends the carried records first, then what came since.
+    let mut input = std::mem::take(&mut s.carried);
+    let mut b = BatchWriter::new();
+    b.begin(batch::REC_COMMAND, 2);
+    encode_command(&mut b.buf, &["SCRIPT", "KILL"]);
+    b.end();
+    input.extend_from_slice(&b.buf);
+    let out = s.execute_records(&input);
+    let replies: Vec<(u64, u8, &str)> = out.iter().map(|r| (r.1, r.2, r.3.as_str())).collect();
+    assert_eq!(replies, [(2, 0, BUSY_EVAL), (1, batch::OUT_DEFERRED, ""), (2, 0, OK)]);
+    let done = s.resume();
+    let sha = "3fcf51a9b854b8f66cb8685600b0d7df968f4398";
+    assert_eq!(done[0].3, format!("-ERR Script killed by user with SCRIPT KILL... script: {sha}, on @user_script:1.\r\n"));
+    // The deferred PING runs once the host sends it again.
+    assert_eq!(s.execute(&[(1, "PING")])[0].3, "+PONG\r\n");
 }
 
 #[test]
-fn clients_that_leave_during_a_script_are_dropped_after_its_batch() {
+fn clients_that_leave_during_a_script_are_dropped_and_its_own_client_after_it() {
     let mut s = Shard::new();
     assert_eq!(s.c("CONFIG|SET|busy-reply-threshold|100"), OK);
     let first = s.execute(&[(1, &format!("EVAL|{SPIN}|0")), (2, "CLIENT|SETNAME|two")]);
     until_busy(&mut s, first);
     let mut b = BatchWriter::new();
+    b.buf = std::mem::take(&mut s.carried);
     b.record(batch::REC_DISCONNECT, 2, b"");
     b.record(batch::REC_DISCONNECT, 1, b"");
-    let out = records(&s.e.execute(&b.buf, s.now_ms * 1000, 1));
-    assert_eq!(out.len(), 2);
+    let out = s.execute_records(&b.buf);
+    assert_eq!(out.len(), 3);
+    assert_eq!(out[0].3, BUSY_EVAL);
     let out = s.execute(&[(3, "SCRIPT|KILL")]);
     assert_eq!(out[0].3, OK);
     let done = s.resume();
-    assert_eq!(done.len(), 2, "the script's reply and the rest of its batch");
-    assert_eq!(done[1].3, OK);
+    assert_eq!(done.len(), 1, "the script's reply");
     // Both are gone now.
     let list = s.c("CLIENT|LIST");
     assert!(!list.contains("name=two"), "{list}");

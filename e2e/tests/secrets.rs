@@ -1,7 +1,7 @@
 //! No secret where Redis shows none: with a password set, users created, the console
 //! reading the nodes and a failover-ready deployment running, the passwords, their SHA-256
 //! hashes, the run's internal token and the log's bearer token appear in no INFO section
-//! (primary or replica), CLIENT LIST, ROLE, node log, `memoria up` log, cluster.json,
+//! (primary or replica), CLIENT LIST, ROLE, MONITOR's lines, node log, `memoria up` log, cluster.json,
 //! console page, or node command line. (Redis shows password hashes only to admins, in
 //! ACL GETUSER/ACL LIST, and `CONFIG GET requirepass` to admins; both are left out here.)
 
@@ -67,6 +67,10 @@ fn no_password_hash_or_token_in_info_client_list_logs_cluster_json_or_console() 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let mut admin = authed(&up.endpoint(), "default", PASSWORD).await;
+        // A monitor sees every command below (AUTH and HELLO redacted; ACL SETUSER and
+        // CONFIG SET, admin commands, unseen).
+        let mut monitor = authed(&up.endpoint(), "default", PASSWORD).await;
+        assert_eq!(monitor.request(&[b"MONITOR"]).await.unwrap(), Reply::Simple("OK".into()));
         for cmd in [format!("ACL SETUSER bob on >{BOB_PASSWORD} ~* &* +@all"), "SET k v".into()] {
             assert_eq!(admin.request(&words(&cmd)).await.unwrap(), Reply::Simple("OK".into()), "{cmd}");
         }
@@ -80,6 +84,20 @@ fn no_password_hash_or_token_in_info_client_list_logs_cluster_json_or_console() 
         assert_eq!(admin.request(&[b"CONFIG", b"SET", b"requirepass", NEW_PASSWORD.as_bytes()]).await.unwrap(), Reply::Simple("OK".into()));
         // Let the replica apply all of it.
         tokio::time::sleep(Duration::from_millis(500)).await;
+        // The monitor's lines, up to the marker sent last.
+        admin.request(&[b"ECHO", b"monitor-marker"]).await.unwrap();
+        let mut lines = Vec::new();
+        loop {
+            let line = text(tokio::time::timeout(Duration::from_secs(30), monitor.read_reply()).await.expect("MONITOR lines").unwrap());
+            let done = line.contains("monitor-marker");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        let lines = lines.join("\n");
+        assert!(lines.contains(r#""AUTH" "(redacted)" "(redacted)""#) && lines.contains(r#""HELLO" "2" "AUTH" "(redacted)" "(redacted)""#), "{lines}");
+        outputs.push(("MONITOR".into(), lines));
 
         for (name, addr) in [("primary", up.endpoint()), ("replica", format!("127.0.0.1:{}", replica.port))] {
             let mut c = authed(&addr, "bob", BOB_PASSWORD).await;

@@ -47,6 +47,9 @@ pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.client.multi = None;
     crate::server::state::unwatch_all(ctx.st, ctx.client);
     ctx.st.pubsub.drop_client(ctx.client.id, &mut ctx.client.subs);
+    if core::mem::take(&mut ctx.client.monitor) {
+        ctx.st.monitors.remove(ctx.client.id);
+    }
     ctx.client.db = 0;
     ctx.client.resp3 = false;
     ctx.client.name = None;
@@ -93,6 +96,30 @@ pub fn auth(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 fn valid_client_name(name: &[u8]) -> bool {
     name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+/// AUTH's secrets for MONITOR and SLOWLOG: every argument (the password, and the user).
+pub fn auth_secret(_argv: &[&[u8]], i: usize) -> bool {
+    i >= 1
+}
+
+/// HELLO's secrets: the user and password after AUTH, found as HELLO parses them.
+pub fn hello_secret(argv: &[&[u8]], i: usize) -> bool {
+    let mut j = 2;
+    while j < argv.len() {
+        let more = argv.len() - j - 1;
+        if eq_ic(argv[j], b"AUTH") && more >= 2 {
+            if i == j + 1 || i == j + 2 {
+                return true;
+            }
+            j += 3;
+        } else if eq_ic(argv[j], b"SETNAME") && more >= 1 {
+            j += 2;
+        } else {
+            return false;
+        }
+    }
+    false
 }
 
 pub fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {

@@ -154,6 +154,20 @@ pub fn time(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.reply.bulk(format!("{}", us % 1_000_000).as_bytes());
 }
 
+/// MONITOR: from now on the client sees every command run (`server::monitor`). Sent again,
+/// it is ignored without a reply, as in Redis.
+pub fn monitor(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    if ctx.in_exec {
+        return ctx.err("ERR MONITOR isn't allowed for DENY BLOCKING client");
+    }
+    if ctx.client.monitor {
+        return;
+    }
+    ctx.client.monitor = true;
+    ctx.st.monitors.add(ctx.client.id);
+    ctx.reply.simple(b"OK");
+}
+
 pub fn lastsave(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.reply.int(ctx.st.lastsave);
 }

@@ -27,6 +27,7 @@ macro_rules! cmd {
             movable: Movable::No,
             bare: None,
             keyspace_if: None,
+            redact: None,
         }
     };
 }
@@ -48,6 +49,7 @@ macro_rules! container {
             movable: Movable::No,
             bare: None,
             keyspace_if: None,
+            redact: None,
         }
     };
 }
@@ -145,7 +147,7 @@ pub static FUNCTION_SUBCOMMANDS: [CommandSpec; 9] = [
 ];
 
 /// EVAL and its kin: `numkeys` at 2, then the keys (slot routing, ACL key checks).
-const SCRIPT_RUN: u32 = NOSCRIPT | STALE | NO_MANDATORY_KEYS | SCRIPT;
+const SCRIPT_RUN: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | SCRIPT;
 
 pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
     cmd!(
@@ -297,16 +299,19 @@ pub static COMMANDS: &[CommandSpec] = &[
     // connection
     cmd!("ping", -1, FAST | SUBSCRIBED, NK, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
     cmd!("echo", 2, FAST, NK, "connection", "1.0.0", "Returns the given string.", conn::echo),
-    cmd!(
-        "hello",
-        -1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | CONNECTION,
-        NK,
-        "connection",
-        "6.0.0",
-        "Handshakes with the Redis server.",
-        conn::hello
-    ),
+    CommandSpec {
+        redact: Some(conn::hello_secret),
+        ..cmd!(
+            "hello",
+            -1,
+            NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | CONNECTION,
+            NK,
+            "connection",
+            "6.0.0",
+            "Handshakes with the Redis server.",
+            conn::hello
+        )
+    },
     // Allowed in scripts (a script's SELECT lasts until the script ends).
     cmd!("select", 2, LOADING | STALE | FAST | CONNECTION, NK, "connection", "1.0.0", "Changes the selected database.", conn::select),
     cmd!(
@@ -329,7 +334,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Resets the connection.",
         conn::reset
     ),
-    cmd!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NK, "connection", "1.0.0", "Authenticates the connection.", conn::auth),
+    CommandSpec {
+        redact: Some(conn::auth_secret),
+        ..cmd!("auth", -2, NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, NK, "connection", "1.0.0", "Authenticates the connection.", conn::auth)
+    },
     container!("client", -2, "connection", "2.4.0", "A container for client connection commands.", &CLIENT_SUBCOMMANDS),
     // server
     CommandSpec {
@@ -394,6 +402,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     ),
     cmd!("asking", 1, FAST | KEEPS_ASKING, NK, "cluster", "3.0.0", "Signals that a cluster client is following an -ASK redirect.", cluster::asking),
     cmd!("lastsave", 1, LOADING | STALE | FAST, NK, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
+    cmd!(
+        "monitor",
+        1,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        NK,
+        "server",
+        "1.0.0",
+        "Listen for all requests received by the server in real time",
+        server::monitor
+    ),
     // generic keyspace
     cmd!("del", -2, W, KALL, "generic", "1.0.0", "Deletes one or more keys.", keys::del),
     cmd!("unlink", -2, WF, KALL, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del),
@@ -1151,7 +1169,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Starts a transaction.",
         multi::multi
     ),
-    cmd!("exec", 1, NOSCRIPT | LOADING | STALE | TX_CONTROL | EXEC, NK, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),
+    cmd!(
+        "exec",
+        1,
+        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | TX_CONTROL | EXEC,
+        NK,
+        "transactions",
+        "1.2.0",
+        "Executes all commands in a transaction.",
+        multi::exec
+    ),
     cmd!(
         "discard",
         1,

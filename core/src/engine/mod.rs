@@ -5,7 +5,7 @@
 mod guest;
 pub mod snapshot;
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::protocol::batch::{self, BatchReader, EffectReader};
@@ -38,23 +38,19 @@ pub struct Engine {
     suspended: Option<Suspended>,
 }
 
-/// A batch stopped at a client's script that yielded (see `Engine::resume`).
+/// A client's script that yielded (see `Engine::resume`). The records of its batch after
+/// it went back to the host with the suspension (`batch::Suspension`): they run as
+/// commands that came during the script.
 struct Suspended {
     /// The script's client and command.
     client: u64,
     payload: Vec<u8>,
-    /// The records after the script's, run once it ends.
-    rest: Vec<u8>,
-    /// The batch's output so far, and the effects of the script's calls so far.
-    out: Vec<u8>,
+    /// The effects of the script's calls so far.
     effects: Vec<u8>,
     /// The batch's time: the script's calls see the time their batch started.
     now_us: i64,
-    /// The script's client and those with records in `rest`: what they send meanwhile
-    /// waits (OUT_DEFERRED), so their replies keep their order.
-    waiting: BTreeSet<u64>,
-    /// Of those, the ones that disconnected meanwhile: dropped once the batch is done.
-    gone: Vec<u64>,
+    /// The script's client disconnected meanwhile: dropped once the script is done.
+    gone: bool,
 }
 
 /// What a command leaves for its output record besides its reply and effects.
@@ -137,6 +133,9 @@ impl Engine {
             if let Some(mut c) = self.clients[slot].take() {
                 crate::server::state::unwatch_all(&mut self.st, &mut c);
                 self.st.pubsub.drop_client(c.id, &mut c.subs);
+                if c.monitor {
+                    self.st.monitors.remove(c.id);
+                }
                 // A blocked client that leaves is forgotten by every key it waited on.
                 if let Some(b) = c.blocked.take() {
                     self.st.blocking.remove(id, &b);
@@ -229,90 +228,99 @@ impl Engine {
         self.run_records(input, out)
     }
 
-    /// Runs `input`'s records after what `out` holds; stops at a script that yields
-    /// (the output is then the REC_SUSPENDED record).
+    /// Runs `input`'s records after what `out` holds. A script that yields stops the
+    /// batch: the output is then the suspension (see `suspend`).
     fn run_records(&mut self, input: &[u8], mut out: Vec<u8>) -> Vec<u8> {
         let mut records = BatchReader::new(input);
         let mut command_no = 0;
-        while let Some(rec) = records.next() {
-            match rec.kind {
-                batch::REC_COMMAND => {
-                    self.prefetch_ahead(command_no);
-                    command_no += 1;
-                    if self.run_client_command(rec.client, rec.payload, &mut out) {
-                        return self.suspend(rec.client, rec.payload, records.rest(), out);
-                    }
+        loop {
+            let start = input.len() - records.rest().len();
+            let Some(rec) = records.next() else { break };
+            if rec.kind == batch::REC_COMMAND {
+                self.prefetch_ahead(command_no);
+                command_no += 1;
+                if self.run_client_command(rec.client, rec.payload, &mut out) {
+                    let end = input.len() - records.rest().len();
+                    return self.suspend(rec.client, rec.payload, start..end, out);
                 }
-                batch::REC_CONNECT => self.connect(rec.client, rec.payload, &mut out),
-                batch::REC_UNBLOCK => {
-                    if !self.unblock_client(rec.client, false, batch::REC_UNBLOCK, &mut out) {
-                        batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
-                    }
-                }
-                batch::REC_DISCONNECT => {
-                    self.drop_client(rec.client);
-                    batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
-                }
-                batch::REC_TICK => {
-                    self.effects.clear();
-                    crate::server::expire::active_expire_cycle(&mut self.st, &mut self.effects);
-                    let flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };
-                    batch::write_out(&mut out, rec.kind, 0, flags, b"", &self.effects);
-                    self.flush_pushes(&mut out);
-                }
-                batch::REC_SERVER_INFO => {
-                    // Lines INFO server shows; the password hashes are taken, never shown
-                    // (Redis shows hashes only through ACL GETUSER/LIST, to admins).
-                    self.st.server_info.clear();
-                    for line in rec.payload.split(|&b| b == b'\n') {
-                        if let Some(p) = line.iter().position(|&b| b == b':') {
-                            let (k, v) = (&line[..p], &line[p + 1..]);
-                            let k = core::str::from_utf8(k).unwrap_or("");
-                            let v = core::str::from_utf8(v).unwrap_or("").trim_end_matches('\r');
-                            match k {
-                                "tcp_port" => self.st.config.set_fixed("port", v),
-                                "bind" => self.st.config.set_fixed("bind", v),
-                                "dir" => self.st.config.set_fixed("dir", v),
-                                "protected_mode" => self.st.config.set_fixed("protected-mode", v),
-                                "requirepass_sha256" => {
-                                    crate::server::acl::enforce::init_requirepass(&mut self.st.acl, v.as_bytes());
-                                    continue;
-                                }
-                                "internal_sha256" => {
-                                    if v.len() == 64 {
-                                        self.st.acl.internal = Some(v.as_bytes().to_vec());
-                                    }
-                                    continue;
-                                }
-                                _ => {}
-                            }
-                        }
-                        self.st.server_info.extend_from_slice(line);
-                        self.st.server_info.push(b'\n');
-                    }
-                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
-                }
-                batch::REC_CONFIG => {
-                    for line in rec.payload.split(|&b| b == b'\n') {
-                        let line = core::str::from_utf8(line).unwrap_or("");
-                        if let Some((k, v)) = line.split_once(' ') {
-                            self.st.config.set_fixed(k, v);
-                        }
-                    }
-                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
-                }
-                batch::REC_ROLE => {
-                    let text = alloc::string::String::from_utf8_lossy(rec.payload);
-                    let mut lines = text.lines();
-                    self.st.replica_mode = lines.next() == Some("replica");
-                    self.st.role_info = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.into(), v.into())).collect();
-                    self.st.cluster = crate::server::cluster::ClusterMap::from_facts(&self.st.role_info);
-                    batch::write_out(&mut out, rec.kind, 0, 0, b"", b"");
-                }
-                _ => batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b""),
+            } else {
+                self.run_record(&rec, &mut out);
             }
         }
         out
+    }
+
+    /// Runs one record other than a client's command.
+    fn run_record(&mut self, rec: &batch::InRecord<'_>, out: &mut Vec<u8>) {
+        match rec.kind {
+            batch::REC_CONNECT => self.connect(rec.client, rec.payload, out),
+            batch::REC_UNBLOCK => {
+                if !self.unblock_client(rec.client, false, batch::REC_UNBLOCK, out) {
+                    batch::write_out(out, rec.kind, rec.client, 0, b"", b"");
+                }
+            }
+            batch::REC_DISCONNECT => {
+                self.drop_client(rec.client);
+                batch::write_out(out, rec.kind, rec.client, 0, b"", b"");
+            }
+            batch::REC_TICK => {
+                self.effects.clear();
+                crate::server::expire::active_expire_cycle(&mut self.st, &mut self.effects);
+                let flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };
+                batch::write_out(out, rec.kind, 0, flags, b"", &self.effects);
+                self.flush_pushes(out);
+            }
+            batch::REC_SERVER_INFO => {
+                // Lines INFO server shows; the password hashes are taken, never shown
+                // (Redis shows hashes only through ACL GETUSER/LIST, to admins).
+                self.st.server_info.clear();
+                for line in rec.payload.split(|&b| b == b'\n') {
+                    if let Some(p) = line.iter().position(|&b| b == b':') {
+                        let (k, v) = (&line[..p], &line[p + 1..]);
+                        let k = core::str::from_utf8(k).unwrap_or("");
+                        let v = core::str::from_utf8(v).unwrap_or("").trim_end_matches('\r');
+                        match k {
+                            "tcp_port" => self.st.config.set_fixed("port", v),
+                            "bind" => self.st.config.set_fixed("bind", v),
+                            "dir" => self.st.config.set_fixed("dir", v),
+                            "protected_mode" => self.st.config.set_fixed("protected-mode", v),
+                            "requirepass_sha256" => {
+                                crate::server::acl::enforce::init_requirepass(&mut self.st.acl, v.as_bytes());
+                                continue;
+                            }
+                            "internal_sha256" => {
+                                if v.len() == 64 {
+                                    self.st.acl.internal = Some(v.as_bytes().to_vec());
+                                }
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
+                    self.st.server_info.extend_from_slice(line);
+                    self.st.server_info.push(b'\n');
+                }
+                batch::write_out(out, rec.kind, 0, 0, b"", b"");
+            }
+            batch::REC_CONFIG => {
+                for line in rec.payload.split(|&b| b == b'\n') {
+                    let line = core::str::from_utf8(line).unwrap_or("");
+                    if let Some((k, v)) = line.split_once(' ') {
+                        self.st.config.set_fixed(k, v);
+                    }
+                }
+                batch::write_out(out, rec.kind, 0, 0, b"", b"");
+            }
+            batch::REC_ROLE => {
+                let text = alloc::string::String::from_utf8_lossy(rec.payload);
+                let mut lines = text.lines();
+                self.st.replica_mode = lines.next() == Some("replica");
+                self.st.role_info = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.into(), v.into())).collect();
+                self.st.cluster = crate::server::cluster::ClusterMap::from_facts(&self.st.role_info);
+                batch::write_out(out, rec.kind, 0, 0, b"", b"");
+            }
+            _ => batch::write_out(out, rec.kind, rec.client, 0, b"", b""),
+        }
     }
 
     /// A client connected: `payload` is `addr\nladdr`.
@@ -390,7 +398,9 @@ impl Engine {
         if client.resp3 {
             flags |= batch::OUT_RESP3;
         }
-        if client.subs.active() {
+        // A monitor, like a subscriber, reads pushes: the idle timeout spares it and the
+        // pubsub output limit bounds it (Redis gives monitors the replica class).
+        if client.subs.active() || client.monitor {
             flags |= batch::OUT_PUBSUB;
         }
         if self.st.acl.auth_required(&client) {
@@ -450,39 +460,33 @@ impl Engine {
         }
     }
 
-    /// Keeps the batch whose script (of `client`, command `payload`) yielded: the records
-    /// after it (`rest`) and the output so far. Returns the REC_SUSPENDED record.
-    fn suspend(&mut self, client: u64, payload: &[u8], rest: &[u8], out: Vec<u8>) -> Vec<u8> {
-        let mut waiting: BTreeSet<u64> = BatchReader::new(rest).map(|r| r.client).collect();
-        waiting.insert(client);
+    /// Keeps the script (of `client`, command `payload`, at `at` in its batch) that
+    /// yielded. Returns the suspension: the REC_SUSPENDED record, then `out`, the output
+    /// of the batch's records before the script, which the host releases now; the records
+    /// after the script are the host's again (see `batch::Suspension`).
+    fn suspend(&mut self, client: u64, payload: &[u8], at: core::ops::Range<usize>, out: Vec<u8>) -> Vec<u8> {
         let now_us = self.st.now_us;
-        self.suspended = Some(Suspended {
-            client,
-            payload: payload.to_vec(),
-            rest: rest.to_vec(),
-            out,
-            effects: core::mem::take(&mut self.effects),
-            now_us,
-            waiting,
-            gone: Vec::new(),
-        });
-        self.suspended_record(now_us)
+        self.suspended = Some(Suspended { client, payload: payload.to_vec(), effects: core::mem::take(&mut self.effects), now_us, gone: false });
+        let mut rec = self.suspended_record(now_us, Some(at));
+        rec.extend_from_slice(&out);
+        rec
     }
 
-    /// The output of a call that ends with a script still running: one REC_SUSPENDED
-    /// record, with SUSPENDED_BUSY once it has run `busy-reply-threshold` ms by `now_us`.
-    fn suspended_record(&self, now_us: i64) -> Vec<u8> {
+    /// A REC_SUSPENDED record, with SUSPENDED_BUSY once the script has run
+    /// `busy-reply-threshold` ms by `now_us`; the first one says where the script's record
+    /// is in its batch.
+    fn suspended_record(&self, now_us: i64, at: Option<core::ops::Range<usize>>) -> Vec<u8> {
         let threshold = self.st.config.busy_reply_threshold;
         let started = self.st.scripts.running.as_ref().map_or(now_us / 1000, |r| r.started_ms);
         let flags = if now_us / 1000 - started >= threshold { batch::SUSPENDED_BUSY } else { 0 };
         let mut out = Vec::new();
-        batch::write_out(&mut out, batch::REC_SUSPENDED, 0, flags, b"", b"");
+        let at = at.map(|r| batch::encode_script_at(r.start, r.end));
+        batch::write_out(&mut out, batch::REC_SUSPENDED, 0, flags, at.as_ref().map_or(&[][..], |a| &a[..]), b"");
         out
     }
 
     /// Goes on with the suspended script for another slice (SCRIPT KILL, if it came, ends
-    /// it), then with the rest of its batch. Returns the batch's whole output once it is
-    /// done, else REC_SUSPENDED again.
+    /// it). Returns the script's output record once it is done, else REC_SUSPENDED again.
     pub fn resume(&mut self, now_us: i64) -> Vec<u8> {
         let Some(mut s) = self.suspended.take() else {
             return Vec::new();
@@ -500,53 +504,42 @@ impl Engine {
             self.clients[slot] = Some(client);
             s.effects = core::mem::take(&mut self.effects);
             self.suspended = Some(s);
-            return self.suspended_record(now_us);
+            return self.suspended_record(now_us, None);
         }
         let outcome = Outcome::of(&mut ctx);
-        self.finish_command(slot, client, &s.payload, outcome, &mut s.out);
-        // The plan was for the whole batch: the rest starts at another command.
-        self.first_keys.clear();
-        let out = self.run_records(&s.rest, core::mem::take(&mut s.out));
-        match self.suspended.as_mut() {
-            // Another script of the batch yielded: the clients that left wait for it too.
-            Some(next) => next.gone.extend(s.gone),
-            None => {
-                for id in s.gone {
-                    self.drop_client(id);
-                }
-            }
+        let mut out = Vec::new();
+        self.finish_command(slot, client, &s.payload, outcome, &mut out);
+        if s.gone {
+            self.drop_client(s.client);
         }
         out
     }
 
     /// A batch that came while a script is suspended: Redis's answers during a busy
     /// script. Commands run (dispatch answers -BUSY to all but ALLOW_BUSY ones, such as
-    /// SCRIPT KILL), except those of clients waiting for the script's batch, which are
-    /// deferred. The script's undelivered messages stay queued for after it.
+    /// SCRIPT KILL), except those of the script's own client, which are deferred (its
+    /// replies keep their order). No expiry runs: the script's data holds still. The
+    /// script's undelivered messages stay queued for after it.
     fn execute_busy(&mut self, input: &[u8], now_us: i64) -> Vec<u8> {
         let batch_now = self.st.now_us;
         self.set_time(now_us);
         let queued = self.st.pubsub.set_aside();
         let mut out = Vec::new();
+        let script_client = self.suspended.as_ref().expect("suspended").client;
         for rec in BatchReader::new(input) {
-            let s = self.suspended.as_mut().expect("suspended");
-            let waiting = s.waiting.contains(&rec.client);
+            let theirs = rec.client == script_client;
             match rec.kind {
-                batch::REC_COMMAND if waiting => batch::write_out(&mut out, rec.kind, rec.client, batch::OUT_DEFERRED, b"", b""),
+                batch::REC_COMMAND if theirs => batch::write_out(&mut out, rec.kind, rec.client, batch::OUT_DEFERRED, b"", b""),
                 batch::REC_COMMAND => {
                     let yielded = self.run_client_command(rec.client, rec.payload, &mut out);
                     debug_assert!(!yielded, "a script started while another is suspended");
                 }
-                batch::REC_CONNECT => self.connect(rec.client, rec.payload, &mut out),
-                batch::REC_DISCONNECT => {
-                    if waiting {
-                        s.gone.push(rec.client);
-                    } else {
-                        self.drop_client(rec.client);
-                    }
+                batch::REC_DISCONNECT if theirs => {
+                    self.suspended.as_mut().expect("suspended").gone = true;
                     batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b"");
                 }
-                _ => batch::write_out(&mut out, rec.kind, rec.client, 0, b"", b""),
+                batch::REC_TICK => batch::write_out(&mut out, rec.kind, 0, 0, b"", b""),
+                _ => self.run_record(&rec, &mut out),
             }
         }
         self.st.pubsub.put_back(queued);

@@ -72,19 +72,55 @@ pub const REC_WAIT: u8 = 11;
 /// Output only, an extra record right after the command's own: FAILOVER was accepted
 /// (its reply is `+OK`); the host steps down once the reply is out.
 pub const REC_FAILOVER: u8 = 12;
-/// Output only, alone: a client's script yielded (it runs in slices of a bounded number
-/// of instructions). The batch's output comes from a later `resume` call; meanwhile the
-/// host may renew its lease, and once the record has [`SUSPENDED_BUSY`] it sends what
-/// clients send as batches, which the engine answers as Redis does during a busy script
-/// (-BUSY, SCRIPT KILL, …).
+/// Output only: a client's script yielded (it runs in slices of a bounded number of
+/// instructions); see [`Suspension`]. The script's own output comes from a later `resume`
+/// call; meanwhile the host may renew its lease, and once the record has
+/// [`SUSPENDED_BUSY`] it sends what clients send as batches, which the engine answers as
+/// Redis does during a busy script (-BUSY, SCRIPT KILL, …).
 pub const REC_SUSPENDED: u8 = 13;
 /// REC_SUSPENDED's flag: the script has run past `busy-reply-threshold`.
 pub const SUSPENDED_BUSY: u8 = 1;
 
-/// The flags of `out` when it is a REC_SUSPENDED record (a script still runs).
+/// The flags of `out` when it starts with a REC_SUSPENDED record (a script still runs).
 pub fn suspended(out: &[u8]) -> Option<u8> {
     let rec = OutputReader::new(out).next()?;
     (rec.kind == REC_SUSPENDED).then_some(rec.flags)
+}
+
+/// A batch stopped at a script that yielded, as `execute` answers it: a REC_SUSPENDED
+/// record whose reply is the byte range of the script's input record (`u32 LE` start,
+/// end), then the output of the records before it. Those replies go out now (a client
+/// never waits on a script for a command it sent before it); the records after the
+/// script are the host's again, to send as commands that came during the script (so
+/// once it is busy their clients get -BUSY too, as in Redis, instead of waiting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Suspension<'a> {
+    pub flags: u8,
+    /// The script's record in the batch's input.
+    pub script: (usize, usize),
+    /// The output of the records before the script.
+    pub before: &'a [u8],
+}
+
+/// `out` as a batch's suspension, if it is one (a `resume`'s REC_SUSPENDED, without a
+/// range, is not).
+pub fn suspension(out: &[u8]) -> Option<Suspension<'_>> {
+    let mut records = OutputReader::new(out);
+    let rec = records.next()?;
+    if rec.kind != REC_SUSPENDED || rec.reply.len() != 8 {
+        return None;
+    }
+    let start = u32::from_le_bytes(rec.reply[..4].try_into().ok()?) as usize;
+    let end = u32::from_le_bytes(rec.reply[4..].try_into().ok()?) as usize;
+    Some(Suspension { flags: rec.flags, script: (start, end), before: records.rest() })
+}
+
+/// The reply of a batch's REC_SUSPENDED record (see [`Suspension`]).
+pub fn encode_script_at(start: usize, end: usize) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    b[..4].copy_from_slice(&(start as u32).to_le_bytes());
+    b[4..].copy_from_slice(&(end as u32).to_le_bytes());
+    b
 }
 
 /// Whether an output record of this kind is an extra one (it answers no input record and
@@ -250,6 +286,10 @@ pub struct OutputReader<'a> {
 impl<'a> OutputReader<'a> {
     pub fn new(buf: &'a [u8]) -> Self {
         OutputReader { buf, pos: 0 }
+    }
+    /// What follows the records read so far.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
     }
 }
 

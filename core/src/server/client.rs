@@ -55,6 +55,8 @@ pub struct Client {
     pub user_gen: u32,
     /// Authenticated (AUTH/HELLO AUTH, or the default user needed no password).
     pub authenticated: bool,
+    /// MONITOR was sent (see `server::monitor`).
+    pub monitor: bool,
 }
 
 impl Client {
@@ -84,6 +86,7 @@ impl Client {
             user: crate::server::acl::DEFAULT_SLOT,
             user_gen: 0,
             authenticated: false,
+            monitor: false,
         }
     }
 }
@@ -92,13 +95,16 @@ impl Client {
 /// the ones the engine knows and neutral values for the rest).
 pub fn client_line(c: &Client, user: &[u8], now_ms: i64, out: &mut Vec<u8>) {
     let name = c.name.as_deref().unwrap_or(b"");
-    let flags = match (c.subs.active(), c.multi.is_some(), c.blocked.is_some()) {
-        (true, true, _) => "Px",
-        (true, false, _) => "P",
-        (false, true, _) => "x",
-        (false, false, true) => "b",
-        (false, false, false) => "N",
-    };
+    // Redis's order: O (monitor), P (subscribed), x (in MULTI), b (blocked); N: none.
+    let mut flags = alloc::string::String::new();
+    for (on, f) in [(c.monitor, 'O'), (c.subs.active(), 'P'), (c.multi.is_some(), 'x'), (c.blocked.is_some(), 'b')] {
+        if on {
+            flags.push(f);
+        }
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
     let multi = c.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
     let line = alloc::format!(
         "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}\n",

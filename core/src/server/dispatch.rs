@@ -6,6 +6,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::server::ctx::{Ctx, emit};
+use crate::server::monitor::{self, Moment};
 use crate::server::spec::{CommandSpec, flags};
 
 /// Builds Redis's "unknown command" error, quoting at most ~128 bytes of arguments.
@@ -121,6 +122,11 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
             return;
         }
     }
+    // A monitor is a replica to Redis (CLIENT_SLAVE): it may not touch the keyspace.
+    if ctx.client.monitor && cmd.flags & (flags::WRITE | flags::READONLY | flags::MAY_REPLICATE | flags::SCRIPT) != 0 {
+        reject(ctx, "ERR Replica can't interact with the keyspace");
+        return;
+    }
     // A replica takes writes only from its primary's log.
     if ctx.st.replica_mode && !ctx.st.applying && cmd.is_write() {
         reject(ctx, "READONLY You can't write against a read only replica.");
@@ -172,8 +178,10 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     ctx.dirty = 0;
     ctx.custom_fx = false;
     let handler = cmd.handler.expect("leaf commands have handlers");
+    monitor::feed(ctx, cmd, argv, Moment::Before);
     handler(ctx, argv);
     ctx.st.stats.commands += 1;
+    monitor::feed(ctx, cmd, argv, Moment::After);
     if ctx.suspended {
         // Its script goes on in the next engine call (`Engine::resume`).
         return;

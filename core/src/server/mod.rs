@@ -13,6 +13,7 @@ pub mod dispatch;
 pub mod evict;
 pub mod expire;
 pub mod functions;
+pub mod monitor;
 pub mod notify;
 pub mod pubsub;
 pub mod scripts;

@@ -42,6 +42,7 @@ impl ClientSubs {
 
 /// One message body (the items after the array/push header).
 struct Message {
+    /// Elements of the message array; 0: `body` is a whole reply (a MONITOR line).
     items: u8,
     body: Vec<u8>,
 }
@@ -131,6 +132,14 @@ impl PubSub {
         self.outbox.extend(ids.iter().map(|&id| (id, idx)));
     }
 
+    /// Queues a whole reply for `ids`, sent as it is whatever their protocol (MONITOR's
+    /// lines are simple strings in RESP3 too).
+    pub fn queue_raw(&mut self, ids: &[u64], body: Vec<u8>) {
+        let idx = self.messages.len() as u32;
+        self.messages.push(Message { items: 0, body });
+        self.outbox.extend(ids.iter().map(|&id| (id, idx)));
+    }
+
     /// Queues `message` for every subscriber of `channel` and of every pattern matching
     /// it; returns the number of deliveries (PUBLISH's reply).
     pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> usize {
@@ -209,6 +218,9 @@ impl PubSub {
 }
 
 fn header(out: &mut Vec<u8>, resp3: bool, items: u8) {
+    if items == 0 {
+        return;
+    }
     out.push(if resp3 { b'>' } else { b'*' });
     crate::util::push_int(out, items as i64);
     out.extend_from_slice(b"\r\n");

@@ -48,8 +48,13 @@ pub mod flags {
     /// Keys are optional (EVAL's numkeys may be 0): COMMAND GETKEYS answers an empty list
     /// where it would otherwise be an error.
     pub const NO_MANDATORY_KEYS: u32 = 1 << 21;
+    /// Not shown to MONITOR after it runs (scripts: they are shown before they run, so
+    /// the commands they call follow them).
+    pub const SKIP_MONITOR: u32 = 1 << 22;
+    /// Not logged by SLOWLOG (EXEC: the commands it runs are).
+    pub const SKIP_SLOWLOG: u32 = 1 << 23;
     /// Runs as if ASKING had been sent before it (RESTORE-ASKING).
-    pub const ASKING: u32 = 1 << 22;
+    pub const ASKING: u32 = 1 << 24;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -60,6 +65,8 @@ pub mod flags {
         (NOSCRIPT, "noscript"),
         (LOADING, "loading"),
         (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
         (ASKING, "asking"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
@@ -97,7 +104,12 @@ pub struct CommandSpec {
     /// Observes the whole keyspace only with some arguments (INFO with its keyspace
     /// section): the host's tracker then holds it as it holds a KEYSPACE command.
     pub keyspace_if: Option<ArgsPredicate>,
+    /// Arguments never echoed (MONITOR, SLOWLOG): passwords. None: none.
+    pub redact: Option<Redactor>,
 }
+
+/// Whether argument `i` of `argv` (name included) is a secret shown as `(redacted)`.
+pub type Redactor = fn(argv: &[&[u8]], i: usize) -> bool;
 
 /// A test on a command's arguments (name included).
 pub type ArgsPredicate = fn(&[&[u8]]) -> bool;

@@ -62,6 +62,8 @@ pub struct State {
     pub cluster: Option<crate::server::cluster::ClusterMap>,
     /// Pub/sub subscriptions and the messages not yet handed to the host.
     pub pubsub: crate::server::pubsub::PubSub,
+    /// Clients in MONITOR mode.
+    pub monitors: crate::server::monitor::Monitors,
     /// Clients blocked on keys, per key in blocking order (see `blocked`).
     pub blocking: crate::server::blocked::BlockingKeys,
     /// ACL users and the ACL LOG.
@@ -98,6 +100,7 @@ impl State {
             role_info: Vec::new(),
             cluster: None,
             pubsub: Default::default(),
+            monitors: Default::default(),
             blocking: Default::default(),
             acl: crate::server::acl::Acl::new(table),
             scripts: Default::default(),

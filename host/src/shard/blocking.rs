@@ -22,7 +22,8 @@ struct Parked {
 pub struct Blocking {
     parked: HashMap<u64, Parked>,
     deadlines: BTreeSet<(i64, u64)>,
-    /// Commands of clients unblocked since the last batch: they open the next one.
+    /// Commands of clients unblocked since the last batch, and the records after a script
+    /// that yielded (`send_again`): they open the next batch.
     resubmit: BatchWriter,
     /// Clients that closed their side with commands in flight. Redis drops a client at
     /// EOF; we answer what it sent, unless it blocks, which would then wait forever.
@@ -128,6 +129,14 @@ impl Blocking {
 
     pub fn has_resubmit(&self) -> bool {
         !self.resubmit.is_empty()
+    }
+
+    /// Records of a batch that stopped at a script that yielded, after the script's own:
+    /// they go into the next batch (the script's client's wait in the engine for it).
+    pub fn send_again(&mut self, records: &[u8]) {
+        for r in BatchReader::new(records) {
+            self.resubmit.record(r.kind, r.client, r.payload);
+        }
     }
 
     /// Moves the released commands to the front of the batch being built.

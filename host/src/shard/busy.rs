@@ -14,7 +14,7 @@ use crate::wasm::EngineError;
 
 /// How a batch with a suspended script ended.
 pub(super) enum ScriptEnd {
-    /// The script and the rest of its batch ran: the batch's output (or the engine failed).
+    /// The script ran: its output record (or the engine failed).
     Done(Result<Vec<u8>, EngineError>),
     /// The node stepped down meanwhile: the engine was replaced, the batch's clients are
     /// gone.
@@ -24,10 +24,10 @@ pub(super) enum ScriptEnd {
 }
 
 impl Shard {
-    /// Resumes the suspended script until its batch is done; `out` is the REC_SUSPENDED
-    /// record the engine answered.
-    pub(super) async fn finish_script(&mut self, rx: &mut UnboundedReceiver<ShardMsg>, mut out: Vec<u8>) -> ScriptEnd {
-        while let Some(flags) = batch::suspended(&out) {
+    /// Resumes the suspended script until it is done; `flags` are those of the
+    /// REC_SUSPENDED record the engine answered.
+    pub(super) async fn finish_script(&mut self, rx: &mut UnboundedReceiver<ShardMsg>, mut flags: u8) -> ScriptEnd {
+        loop {
             // The connections read and write; the append task runs.
             tokio::task::yield_now().await;
             if self.inflight.as_ref().is_some_and(|i| i.task.is_finished()) {
@@ -50,18 +50,23 @@ impl Shard {
                 }
             }
             self.flush();
-            out = match self.engine.resume(now_us()) {
-                Ok(o) => o,
+            match self.engine.resume(now_us()) {
+                Ok(out) => match batch::suspended(&out) {
+                    Some(f) => flags = f,
+                    None => return ScriptEnd::Done(Ok(out)),
+                },
                 Err(e) => return ScriptEnd::Done(Err(e)),
-            };
+            }
         }
-        ScriptEnd::Done(Ok(out))
     }
 
     /// Hands what clients sent meanwhile to the engine as one batch and routes the
-    /// answers. Ok(false): the shard must shut down.
+    /// answers (a client of the script's batch is answered too, and may SCRIPT KILL it). Ok(false): the shard must shut down.
     fn answer_while_busy(&mut self, rx: &mut UnboundedReceiver<ShardMsg>) -> Result<bool, EngineError> {
         self.batch.clear();
+        // First what came before: the records after the script in its batch, and the
+        // script's client's commands deferred so far.
+        self.blocking.take_resubmit(&mut self.batch);
         while let Ok(m) = rx.try_recv() {
             match m {
                 ShardMsg::Shutdown => return Ok(false),

@@ -179,25 +179,41 @@ impl Shard {
             // Without a log an interrupted engine could only be rebuilt empty: no watchdog.
             let limit = if matches!(self.standing, Standing::Primary(None)) { 0 } else { self.host.engine_call_ms() };
             self.engine.set_call_limit(limit);
+            // The input the final output answers: the batch, or a yielded script's record.
+            let mut answers = 0..input.len();
             let result = match self.engine.execute(&input, now_us(), batch_seed) {
-                Ok(out) if batch::suspended(&out).is_some() => match self.finish_script(&mut rx, out).await {
-                    ScriptEnd::Done(r) => r,
-                    ScriptEnd::Replaced => {
-                        self.batch.clear();
+                Ok(out) => match batch::suspension(&out) {
+                    Some(s) => {
+                        // What came before the script is answered now; what came after
+                        // goes to the next batch (the busy batches, if it runs long).
+                        let (start, end) = s.script;
+                        self.route(&input[..start], s.before);
+                        self.blocking.send_again(&input[end..]);
+                        answers = start..end;
+                        self.start_append();
                         self.flush();
-                        continue;
+                        match self.finish_script(&mut rx, s.flags).await {
+                            ScriptEnd::Done(r) => r,
+                            ScriptEnd::Replaced => {
+                                self.batch.clear();
+                                self.flush();
+                                continue;
+                            }
+                            ScriptEnd::Shutdown => return self.drain_before_exit().await,
+                        }
                     }
-                    ScriptEnd::Shutdown => return self.drain_before_exit().await,
+                    None => Ok(out),
                 },
                 r => r,
             };
+            let answered = &input[answers];
             match result {
-                Ok(out) => self.route(&input, &out),
+                Ok(out) => self.route(answered, &out),
                 Err(e) => {
                     if let crate::wasm::EngineError::Interrupted(ms) = e {
-                        self.interrupted(&input, ms);
+                        self.interrupted(answered, ms);
                     }
-                    self.crashed(e, &input).await
+                    self.crashed(e, answered).await
                 }
             }
             self.batch.buf = input;

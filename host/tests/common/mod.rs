@@ -11,6 +11,8 @@ use memoria_host::server::{self, ServerOptions};
 
 pub struct Memoria {
     pub port: u16,
+    /// Freezes the node's shard (test hook: commands sent meanwhile form one batch).
+    pub freezer: memoria_host::server::Freezer,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -50,13 +52,13 @@ impl Memoria {
                 })
                 .await
                 .expect("server starts");
-                port_tx.send(srv.addr.port()).unwrap();
+                port_tx.send((srv.addr.port(), srv.freezer())).unwrap();
                 let _ = stop_rx.await;
                 srv.shutdown().await;
             });
         });
-        let port = port_rx.recv_timeout(Duration::from_secs(60)).expect("memoria did not start");
-        Memoria { port, stop: Some(stop_tx), thread: Some(thread) }
+        let (port, freezer) = port_rx.recv_timeout(Duration::from_secs(60)).expect("memoria did not start");
+        Memoria { port, freezer, stop: Some(stop_tx), thread: Some(thread) }
     }
 
     pub fn url(&self) -> String {

@@ -552,3 +552,16 @@ fn getkeys_for_xread() {
     ck(&mut h, "COMMAND GETKEYS XREAD COUNT 2 STREAMS a b 0 0", bulks(&["a", "b"]));
     ck(&mut h, "COMMAND GETKEYS XREADGROUP GROUP STREAMS c STREAMS k >", bulks(&["k"]));
 }
+
+/// ENTRIESREAD may be the largest i64: a delivery wraps the counter and the lag as
+/// redis-server 7.0.15 does (found while testing RESTORE; it panicked in debug builds).
+#[test]
+fn entries_read_at_the_i64_limit_wraps_like_redis() {
+    let mut h = H::new();
+    h.c("XADD k 1-1 a b");
+    h.c("XADD k 2-1 a b");
+    assert_eq!(h.c("XGROUP CREATE k g 1-1 ENTRIESREAD 9223372036854775807"), OK);
+    assert!(h.c("XREADGROUP GROUP g c STREAMS k >").contains("2-1"));
+    let groups = h.c("XINFO GROUPS k");
+    assert!(groups.ends_with(&format!("{}{}{}{}", bulk("entries-read"), int(i64::MIN), bulk("lag"), int(-9223372036854775806))), "{groups}");
+}

@@ -955,11 +955,12 @@ impl Stream {
             return Some(0);
         }
         if g.entries_read != INVALID_ENTRIES_READ && !self.range_has_tombstones(g.last_id, StreamId::MAX) {
-            return Some(self.entries_added as i64 - g.entries_read);
+            // Wraps as Redis's does for a counter set near the i64 limits (ENTRIESREAD).
+            return Some((self.entries_added as i64).wrapping_sub(g.entries_read));
         }
         let read = self.estimate_distance(g.last_id);
         if read != INVALID_ENTRIES_READ {
-            return Some(self.entries_added as i64 - read);
+            return Some((self.entries_added as i64).wrapping_sub(read));
         }
         None
     }
@@ -975,7 +976,8 @@ impl Stream {
             return;
         }
         if g.entries_read != INVALID_ENTRIES_READ && !tombstones {
-            g.entries_read += 1;
+            // XGROUP … ENTRIESREAD may set it to the largest i64: Redis's counter wraps.
+            g.entries_read = g.entries_read.wrapping_add(1);
         } else if let Some(e) = estimate {
             g.entries_read = e;
         }

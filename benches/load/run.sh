@@ -18,7 +18,10 @@ usage: benches/load/run.sh [options]
   -t TESTS      redis-benchmark tests, comma-separated (default: get,set,zadd,sadd; zadd
                 and sadd add random members to one sorted set / set, up to -r of them);
                 also `evalsha` and `fcall`: a rate limiter (INCR + PEXPIRE + a comparison
-                on a random key) as a script by EVALSHA and as a library function by FCALL
+                on a random key) as a script by EVALSHA and as a library function by FCALL;
+                `geoadd` (random members at one point into `geo:bench`) and `geosearch`
+                (GEOSEARCH FROMLONLAT … BYRADIUS 5 km ASC COUNT 10 on `geo:set`, which is
+                preloaded with 100,000 members spread over about 1°×1° around Palermo)
   -n N          requests per run, or "auto": calibrated on redis-server so one run
                 lasts about -s seconds (default: auto)
   -s SECONDS    target length of one run for -n auto (default: 5)
@@ -316,6 +319,19 @@ end)")
     done
 fi
 
+# The GEO tests' set: 100,000 members on a deterministic grid with jitter (same on both).
+if [[ ",$tests," == *,geosearch,* ]]; then
+    for s in $servers; do
+        awk 'BEGIN { srand(7); for (i = 0; i < 100000; i++) {
+            lon = sprintf("%.6f", 13.0 + rand()); lat = sprintf("%.6f", 38.0 + rand()); m = "m:" i
+            printf "*5\r\n$6\r\nGEOADD\r\n$7\r\ngeo:set\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", length(lon), lon, length(lat), lat, length(m), m } }' \
+            | redis-cli -h 127.0.0.1 -p "${port[$s]}" "${tls_args[@]}" --pipe >"$work/geo-$s.log" 2>&1 \
+            || { echo "loading geo:set into $s failed:" >&2; cat "$work/geo-$s.log" >&2; exit 1; }
+        n=$(redis-cli -h 127.0.0.1 -p "${port[$s]}" "${tls_args[@]}" ZCARD geo:set)
+        [[ "$n" == 100000 ]] || { echo "$s holds $n members in geo:set" >&2; exit 1; }
+    done
+fi
+
 # One redis-benchmark run; prints "rps p50 p99" (latencies in ms).
 bench() { # server test pipeline n
     local out line auth=() what=(-t "$2")
@@ -323,6 +339,8 @@ bench() { # server test pipeline n
     case $2 in
         evalsha) what=(EVALSHA "$limiter_sha" 1 "rl:__rand_int__" 1000000 60000) ;;
         fcall) what=(FCALL limit 1 "rl:__rand_int__" 1000000 60000) ;;
+        geoadd) what=(GEOADD geo:bench 13.361389 38.115556 "m:__rand_int__") ;;
+        geosearch) what=(GEOSEARCH geo:set FROMLONLAT 13.5 38.5 BYRADIUS 5 km ASC COUNT 10) ;;
     esac
     out=$(redis-benchmark -h 127.0.0.1 -p "${port[$1]}" "${tls_args[@]}" "${auth[@]}" -P "$3" -n "$4" -c "$clients" \
         -d "$datasize" -r "$keyspace" --csv "${what[@]}" 2>"$work/bench.err") \

@@ -11,6 +11,7 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cell::Cell;
 use core::cmp::Ordering;
 
 use crate::commands::zset::{limits, lookup_read, zset_of};
@@ -285,8 +286,21 @@ struct Found {
     member: Vec<u8>,
     score: f64,
     point: Point,
-    /// In meters until the reply converts it.
-    dist: f64,
+    /// In meters until the reply converts it; the fast distance until `exact` (the sort
+    /// replaces it where two are too close to call by it).
+    dist: Cell<f64>,
+    exact: Cell<bool>,
+}
+
+impl Found {
+    /// The exact distance, computed once.
+    fn exact_dist(&self, shape: &Shape) -> f64 {
+        if !self.exact.get() {
+            self.dist.set(shape.distance_to(self.point));
+            self.exact.set(true);
+        }
+        self.dist.get()
+    }
 }
 
 /// Parses a search's arguments in Redis's order (a missing centre member or a bad
@@ -427,8 +441,8 @@ fn find_inside(ctx: &Ctx<'_>, key: &[u8], shape: &Shape, limit: u64) -> Vec<Foun
     let full = |found: &Vec<Found>| limit > 0 && found.len() as u64 >= limit;
     let consider = |found: &mut Vec<Found>, m: &[u8], score: f64| {
         let point = geohash::point_of_score(score);
-        if let Some(dist) = shape.distance_if_inside(point) {
-            found.push(Found { member: m.to_vec(), score, point, dist });
+        if let Some((dist, exact)) = shape.inside(point) {
+            found.push(Found { member: m.to_vec(), score, point, dist: Cell::new(dist), exact: Cell::new(exact) });
         }
     };
     for (min, max) in geohash::search_ranges(shape) {
@@ -470,8 +484,16 @@ fn search_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], form: Form) {
     let mut found = find_inside(ctx, src, &shape, if q.any { q.count } else { 0 });
     let keep = if q.count > 0 && (found.len() as u64) > q.count { q.count as usize } else { found.len() };
     if order != Order::Unsorted {
-        let by_dist = |a: &Found, b: &Found| {
-            let o = a.dist.partial_cmp(&b.dist).unwrap_or(Ordering::Equal);
+        // By exact distance, as Redis sorts: fast distances decide where they are far
+        // enough apart, the exact ones (computed then) where not.
+        let shape = &shape;
+        let by_dist = move |a: &Found, b: &Found| {
+            let (mut da, mut db) = (a.dist.get(), b.dist.get());
+            let decided = (a.exact.get() && b.exact.get()) || geohash::surely_apart(da, db);
+            if !decided {
+                (da, db) = (a.exact_dist(shape), b.exact_dist(shape));
+            }
+            let o = da.partial_cmp(&db).unwrap_or(Ordering::Equal);
             if order == Order::Desc { o.reverse() } else { o }
         };
         // Members at equal distances come in the order Redis's sorts leave them: a full
@@ -484,8 +506,10 @@ fn search_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], form: Form) {
         }
     }
     found.truncate(keep);
-    for f in found.iter_mut() {
-        f.dist /= to_meters;
+    let shown = q.with_dist || (q.store.is_some() && q.store_dist);
+    for f in &found {
+        let d = if shown { f.exact_dist(&shape) } else { f.dist.get() };
+        f.dist.set(d / to_meters);
     }
     match q.store {
         Some(dst) => store(ctx, dst, found, &q, form),
@@ -502,7 +526,7 @@ fn reply_found(ctx: &mut Ctx<'_>, found: &[Found], q: &Query<'_>) {
         }
         ctx.reply.bulk(&f.member);
         if q.with_dist {
-            reply_distance(ctx, f.dist);
+            reply_distance(ctx, f.dist.get());
         }
         if q.with_hash {
             // C's double → long long conversion (truncation) of the score.
@@ -524,7 +548,7 @@ fn store(ctx: &mut Ctx<'_>, dst: &[u8], found: Vec<Found>, q: &Query<'_>, form: 
         let lim = limits(ctx.st);
         let mut z = ZsetValue::new_listpack();
         for f in &found {
-            z.add(&f.member, if q.store_dist { f.dist } else { f.score }, AddFlags::default(), lim);
+            z.add(&f.member, if q.store_dist { f.dist.get() } else { f.score }, AddFlags::default(), lim);
         }
         ctx.st.set_value(db, dst, Value::Zset(z), false);
         ctx.dirty += n as u64;

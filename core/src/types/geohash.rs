@@ -216,7 +216,17 @@ fn fast_distance(a: Point, b: Point) -> f64 {
 /// outside its shape: they are told by the fast math, and only the rest pay for the
 /// correctly rounded one, whose decision and digits are Redis's.
 fn surely_beyond(c: Point, p: Point, limit: f64) -> bool {
-    fast_distance(c, p) > limit * (1.0 + 1e-6) + 1e-3
+    fast_distance(c, p) > limit + margin(limit)
+}
+
+/// How far `fast_distance` may be from `distance` around `d` meters, generously.
+fn margin(d: f64) -> f64 {
+    d * 1e-6 + 1e-3
+}
+
+/// Whether two fast distances are far enough apart that the exact ones compare the same.
+pub fn surely_apart(a: f64, b: f64) -> bool {
+    libm::fabs(a - b) > margin(a) + margin(b)
 }
 
 /// What a search looks for, in the unit it was given (`to_meters` converts): the exact
@@ -239,14 +249,25 @@ impl Shape {
     /// or within half the box's height (along the meridian) and half its width (along the
     /// parallel of `p`).
     pub fn distance_if_inside(&self, p: Point) -> Option<f64> {
+        self.inside(p).map(|(d, exact)| if exact { d } else { self.distance_to(p) })
+    }
+
+    /// `distance_if_inside`, with the distance perhaps only the fast one (false): the
+    /// decision is exact either way; a search asks for the exact distance where it
+    /// matters (`distance_to`: an order too close to call, a printed distance).
+    pub fn inside(&self, p: Point) -> Option<(f64, bool)> {
         match self.extent {
             Extent::Radius(r) => {
                 let limit = r * self.to_meters;
-                if surely_beyond(self.centre, p, limit) {
+                let fast = fast_distance(self.centre, p);
+                if fast > limit + margin(limit) {
                     return None;
                 }
+                if fast < limit - margin(limit) {
+                    return Some((fast, false));
+                }
                 let d = distance(self.centre, p);
-                (d <= limit).then_some(d)
+                (d <= limit).then_some((d, true))
             }
             Extent::Box { width, height } => {
                 let (w, h) = (width * self.to_meters, height * self.to_meters);
@@ -257,9 +278,14 @@ impl Shape {
                 if surely_beyond(p, across, w / 2.0) || distance(p, across) > w / 2.0 {
                     return None;
                 }
-                Some(distance(self.centre, p))
+                Some((fast_distance(self.centre, p), false))
             }
         }
+    }
+
+    /// The exact distance from the centre to `p`.
+    pub fn distance_to(&self, p: Point) -> f64 {
+        distance(self.centre, p)
     }
 
     /// The radius (for a box, the half diagonal) in meters.

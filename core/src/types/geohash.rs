@@ -187,27 +187,25 @@ fn lat_distance(lat1: f64, lat2: f64) -> f64 {
 
 /// The Haversine distance in meters (on one meridian, the plain latitude difference).
 pub fn distance(a: Point, b: Point) -> f64 {
-    let v = crmath::sin((deg_to_rad(b.lon) - deg_to_rad(a.lon)) / 2.0);
-    if v == 0.0 {
-        return lat_distance(a.lat, b.lat);
-    }
-    let (lat1, lat2) = (deg_to_rad(a.lat), deg_to_rad(b.lat));
-    let u = crmath::sin((lat2 - lat1) / 2.0);
-    let h = u * u + crmath::cos(lat1) * crmath::cos(lat2) * v * v;
-    2.0 * EARTH_RADIUS_M * crmath::asin(libm::sqrt(h))
+    haversine(a, b, crmath::sin, crmath::cos, crmath::asin)
 }
 
 /// `distance` in `libm`'s math: within a few units in the last place of it (rounding
 /// aside, the two are the same formula), and several times faster.
 fn fast_distance(a: Point, b: Point) -> f64 {
-    let v = libm::sin((deg_to_rad(b.lon) - deg_to_rad(a.lon)) / 2.0);
+    haversine(a, b, libm::sin, libm::cos, libm::asin)
+}
+
+/// The Haversine formula as Redis's geohashGetDistance writes it, in the given math.
+fn haversine(a: Point, b: Point, sin: impl Fn(f64) -> f64, cos: impl Fn(f64) -> f64, asin: impl Fn(f64) -> f64) -> f64 {
+    let v = sin((deg_to_rad(b.lon) - deg_to_rad(a.lon)) / 2.0);
     if v == 0.0 {
         return lat_distance(a.lat, b.lat);
     }
     let (lat1, lat2) = (deg_to_rad(a.lat), deg_to_rad(b.lat));
-    let u = libm::sin((lat2 - lat1) / 2.0);
-    let h = u * u + libm::cos(lat1) * libm::cos(lat2) * v * v;
-    2.0 * EARTH_RADIUS_M * libm::asin(libm::sqrt(h))
+    let u = sin((lat2 - lat1) / 2.0);
+    let h = u * u + cos(lat1) * cos(lat2) * v * v;
+    2.0 * EARTH_RADIUS_M * asin(libm::sqrt(h))
 }
 
 /// Whether `fast_distance` shows `p` beyond `limit` meters from `c` by a margin far
@@ -245,16 +243,11 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// The distance from the centre to `p` if `p` is inside the shape: within the radius,
-    /// or within half the box's height (along the meridian) and half its width (along the
-    /// parallel of `p`).
-    pub fn distance_if_inside(&self, p: Point) -> Option<f64> {
-        self.inside(p).map(|(d, exact)| if exact { d } else { self.distance_to(p) })
-    }
-
-    /// `distance_if_inside`, with the distance perhaps only the fast one (false): the
-    /// decision is exact either way; a search asks for the exact distance where it
-    /// matters (`distance_to`: an order too close to call, a printed distance).
+    /// The distance from the centre to `p` if `p` is inside the shape (within the radius,
+    /// or within half the box's height along the meridian and half its width along the
+    /// parallel of `p`), with whether it is the exact distance (true) or only the fast
+    /// one: the decision is exact either way; a search asks for the exact distance where
+    /// it matters (`distance_to`: an order too close to call, a printed distance).
     pub fn inside(&self, p: Point) -> Option<(f64, bool)> {
         match self.extent {
             Extent::Radius(r) => {

@@ -420,7 +420,7 @@ fn object_subcommands() {
     assert!(h.c("OBJECT FREQ s").starts_with(':'));
     let help = h.c("OBJECT HELP");
     assert!(help.starts_with("*15\r\n+OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+ENCODING <key>\r\n"), "{help:?}");
-    assert!(help.ends_with("+HELP\r\n+    Print this help.\r\n"), "{help:?}");
+    assert!(help.ends_with("+HELP\r\n+    Prints this help.\r\n"), "{help:?}");
 }
 
 #[test]

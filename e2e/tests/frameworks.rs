@@ -124,16 +124,21 @@ fn memoria_up(tag: &str) -> (Up, PathBuf) {
 /// Runs `e2e/frameworks/<script>` with the venv's python against `url`; panics with the
 /// script's output unless it exits 0 within `timeout`.
 fn run_check(script: &str, url: &str, dir: &Path, up: &Up, timeout: Duration) {
+    run_check_with(script, &[url], dir, up, timeout);
+}
+
+/// `run_check` with the script's arguments (the URL first).
+fn run_check_with(script: &str, args: &[&str], dir: &Path, up: &Up, timeout: Duration) {
     let python = venv_python();
     let mut cmd = Command::new(&python);
     cmd.arg(frameworks_dir().join(script))
-        .arg(url)
+        .args(args)
         .current_dir(frameworks_dir())
         // No __pycache__ in the source tree.
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .env("PYTHONUNBUFFERED", "1")
         .env_remove("PYTHONPATH");
-    run_program(cmd, &format!("{script} against {url}"), dir, up, timeout);
+    run_program(cmd, &format!("{script} against {}", args[0]), dir, up, timeout);
 }
 
 /// Runs `cmd` (a check); panics with its output unless it exits 0 within `timeout`. It
@@ -225,6 +230,18 @@ fn redis_py_lock_acquire_extend_release_with_contention() {
     let (up, dir) = memoria_up("fw-lock");
     let url = format!("redis://{}", up.endpoint());
     run_check("redis_lock_check.py", &url, &dir, &up, Duration::from_secs(300));
+}
+
+/// redis-py's client-side cache (RESP3, CLIENT TRACKING): no stale read across other
+/// clients' writes (each held until durable), DEL, FLUSHDB, and a kill -9 of the primary
+/// in the middle (the script kills it; redis-py flushes its cache on reconnecting).
+#[test]
+fn redis_py_client_side_cache_has_no_stale_reads_across_writes_and_failover() {
+    let (up, dir) = memoria_up("fw-csc");
+    let url = format!("redis://{}", up.endpoint());
+    let primary = up.wait_primary(Duration::from_secs(60), None);
+    let pid = primary.pid.expect("the primary's pid").to_string();
+    run_check_with("redis_cache_check.py", &[&url, &pid], &dir, &up, Duration::from_secs(300));
 }
 
 #[test]

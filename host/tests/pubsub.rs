@@ -8,8 +8,7 @@ mod common;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use common::{Memoria, Raw};
-use memoria_log::{LogApi, LogCore};
+use common::{Memoria, Raw, contains, log_bytes};
 
 fn bulk(s: &str) -> String {
     format!("${}\r\n{}\r\n", s.len(), s)
@@ -146,28 +145,6 @@ fn unsubscribe_and_disconnect_cleanup() {
     }
     assert_eq!(p.cmd(&["PUBLISH", "x", "gone"]), b":0\r\n");
     assert_eq!(p.cmd(&["PUBSUB", "CHANNELS"]), b"*0\r\n");
-}
-
-/// Every data payload in the log so far, concatenated.
-fn log_bytes(log: &LogCore) -> Vec<u8> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(async {
-        let mut all = Vec::new();
-        let mut after = 0;
-        loop {
-            let b = LogApi::read(log, "shard-0", after, 1000, Duration::ZERO).await.unwrap();
-            let Some(last) = b.entries.last() else { break };
-            after = last.id;
-            for e in &b.entries {
-                all.extend_from_slice(&e.payload);
-            }
-        }
-        all
-    })
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 #[test]

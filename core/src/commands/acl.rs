@@ -284,7 +284,7 @@ pub fn help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "WHOAMI",
         "    Return the current connection username.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
 }
 /// CONFIG SET requirepass (Redis's ACLUpdateDefaultUserPassword): `resetpass` then the

@@ -101,7 +101,7 @@ pub fn setbit(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if dirty || old != on {
         v[byte] = (v[byte] & !(1 << bit)) | (on << bit);
         let db = ctx.db();
-        ctx.st.touch_watched(db, argv[1]);
+        ctx.st.signal_modified_key(db, argv[1]);
         ctx.dirty += 1;
         ctx.notify(notify::STRING, "setbit", argv[1]);
     }
@@ -608,7 +608,7 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], readonly_cmd: bool) {
     // Redis counts only changed fields; creating or padding the key is a change too here,
     // since it must reach the replicas (Redis itself leaves it unreplicated).
     if changes > 0 || dirty {
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.dirty += changes.max(1);
     }
     if changes > 0 {

@@ -243,6 +243,6 @@ pub fn help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Return information about slots range mappings. Each range is made of:",
         "    start, end, master and replicas IP addresses, ports and ids",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
 }

@@ -50,6 +50,9 @@ pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     if core::mem::take(&mut ctx.client.monitor) {
         ctx.st.monitors.remove(ctx.client.id);
     }
+    if core::mem::take(&mut ctx.client.tracking) {
+        ctx.st.tracking.disable(ctx.client.id);
+    }
     ctx.client.db = 0;
     ctx.client.resp3 = false;
     ctx.client.name = None;
@@ -244,7 +247,13 @@ pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn client_info(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let mut out = Vec::new();
-    client_line(ctx.client, crate::server::acl::enforce::user_name(&ctx.st.acl, ctx.client), ctx.st.now_ms, &mut out);
+    client_line(
+        ctx.client,
+        crate::server::acl::enforce::user_name(&ctx.st.acl, ctx.client),
+        ctx.st.tracking.clients.get(&ctx.client.id),
+        ctx.st.now_ms,
+        &mut out,
+    );
     ctx.reply.verbatim(&out);
 }
 
@@ -288,7 +297,7 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut out = Vec::new();
     for c in all {
         if ids.as_ref().is_none_or(|v| v.contains(&c.id)) && want_pubsub.is_none_or(|p| p == c.subs.active()) {
-            client_line(c, crate::server::acl::enforce::user_name(&ctx.st.acl, c), ctx.st.now_ms, &mut out);
+            client_line(c, crate::server::acl::enforce::user_name(&ctx.st.acl, c), ctx.st.tracking.clients.get(&c.id), ctx.st.now_ms, &mut out);
         }
     }
     ctx.reply.verbatim(&out);
@@ -315,8 +324,13 @@ pub fn client_unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    // Redis 7.0's text and order, for the subcommands Memoria has (SETINFO is 7.2's).
     ctx.reply.help([
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "GETNAME",
         "    Return the name of the current connection.",
         "ID",
@@ -327,10 +341,6 @@ pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Return information about client connections. Options:",
         "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
         "      Return clients of specified type.",
-        "    * ID <client-id> [<client-id> ...]",
-        "      Return clients of specified IDs only.",
-        "NO-EVICT (ON|OFF)",
-        "    Protect current client connection from eviction.",
         "REPLY (ON|OFF|SKIP)",
         "    Control the replies sent to the current connection.",
         "SETNAME <name>",
@@ -339,7 +349,16 @@ pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Set client meta attr. Options are:",
         "    * LIB-NAME: the client lib name.",
         "    * LIB-VER: the client lib version.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
 }

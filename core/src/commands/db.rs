@@ -53,7 +53,7 @@ pub fn move_key(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.st.dbs[dst].set_expire(key, entry.expire_at);
     }
     // (`delete` touched the source's watchers.)
-    ctx.st.touch_watched(dst, key);
+    ctx.st.signal_modified_key(dst, key);
     // The effect names the key in the source database; waiters in the target need it too.
     ctx.st.blocking.signal(dst as u8, key);
     ctx.st.notify(notify::GENERIC, "move_from", key, src);

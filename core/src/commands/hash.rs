@@ -62,7 +62,7 @@ fn after_write(ctx: &mut Ctx<'_>, key: &[u8], changed: bool) {
     let (entries, value, seed) = (ctx.st.config.hash_max_listpack_entries, usize::MAX, ctx.st.seed);
     let db = ctx.db();
     if changed {
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
     }
     if let Some(e) = ctx.st.dbs[db].keys.get_mut(key)
         && let Value::Hash(h) = &mut e.val

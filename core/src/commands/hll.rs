@@ -112,7 +112,7 @@ pub fn pfadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     if updated > 0 {
         invalidate_cache(s);
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.dirty += updated;
         ctx.notify(notify::STRING, "pfadd", key);
     }
@@ -165,7 +165,7 @@ pub fn pfcount(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if writable {
         let s = raw_mut(ctx, key);
         s[8..16].copy_from_slice(&card.to_le_bytes());
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.dirty += 1;
         ctx.propagate(&[b"PFCOUNT", key]);
     }
@@ -210,7 +210,7 @@ pub fn pfmerge(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     }
     invalidate_cache(s);
-    ctx.st.touch_watched(db, dst);
+    ctx.st.signal_modified_key(db, dst);
     ctx.dirty += 1;
     ctx.notify(notify::STRING, "pfadd", dst);
     ctx.reply.ok();

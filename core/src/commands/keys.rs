@@ -110,7 +110,7 @@ pub fn set_expire_or_delete(ctx: &mut Ctx<'_>, db: usize, key: &[u8], when: i64,
         ctx.st.notify(notify::GENERIC, "del", key, db);
     } else {
         ctx.st.dbs[db].set_expire(key, when);
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.dirty += 1;
         ctx.propagate(&[b"PEXPIREAT", key, IntText::new(when).as_bytes()]);
         ctx.st.notify(notify::GENERIC, "expire", key, db);
@@ -166,7 +166,7 @@ pub fn persist(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.reply.int(0);
     }
     ctx.st.dbs[db].set_expire(argv[1], NO_EXPIRE);
-    ctx.st.touch_watched(db, argv[1]);
+    ctx.st.signal_modified_key(db, argv[1]);
     ctx.dirty += 1;
     ctx.notify(notify::GENERIC, "persist", argv[1]);
     ctx.reply.int(1);
@@ -315,7 +315,7 @@ fn rename_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], nx: bool) {
     if e.expire_at != NO_EXPIRE {
         ctx.st.dbs[db].set_expire(dst, e.expire_at);
     }
-    ctx.st.touch_watched(db, dst);
+    ctx.st.signal_modified_key(db, dst);
     ctx.dirty += 1;
     ctx.notify(notify::GENERIC, "rename_from", src);
     ctx.notify(notify::GENERIC, "rename_to", dst);
@@ -368,7 +368,7 @@ pub fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if at != NO_EXPIRE {
         ctx.st.dbs[dst_db].set_expire(dst, at);
     }
-    ctx.st.touch_watched(dst_db, dst);
+    ctx.st.signal_modified_key(dst_db, dst);
     ctx.dirty += 1;
     ctx.st.notify(notify::GENERIC, "copy_to", dst, dst_db);
     ctx.reply.int(1);
@@ -443,6 +443,6 @@ pub fn object_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Return the number of references of the value associated with the specified",
         "    <key>.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
 }

@@ -88,7 +88,7 @@ fn after_remove(ctx: &mut Ctx<'_>, key: &[u8], event: &str) {
         ctx.st.dbs[db].remove(key);
         ctx.notify(notify::GENERIC, "del", key);
     }
-    ctx.st.touch_watched(db, key);
+    ctx.st.signal_modified_key(db, key);
 }
 
 fn pop_event(end: End) -> &'static str {
@@ -143,7 +143,7 @@ fn push_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], end: End, only_existing: bool
         }
     };
     let db = ctx.db();
-    ctx.st.touch_watched(db, argv[1]);
+    ctx.st.signal_modified_key(db, argv[1]);
     ctx.notify(notify::LIST, push_event(end), argv[1]);
     ctx.dirty += (argv.len() - 2) as u64;
     ctx.reply.int(n as i64);
@@ -304,7 +304,7 @@ pub fn lset(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     l.set(i as usize, argv[3], fill);
     let db = ctx.db();
-    ctx.st.touch_watched(db, argv[1]);
+    ctx.st.signal_modified_key(db, argv[1]);
     ctx.notify(notify::LIST, "lset", argv[1]);
     ctx.dirty += 1;
     ctx.reply.ok();
@@ -329,7 +329,7 @@ pub fn linsert(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let n = l.len();
     let db = ctx.db();
-    ctx.st.touch_watched(db, argv[1]);
+    ctx.st.signal_modified_key(db, argv[1]);
     ctx.notify(notify::LIST, "linsert", argv[1]);
     ctx.dirty += 1;
     ctx.reply.int(n as i64);
@@ -470,7 +470,7 @@ fn lmove_known(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from: End, to: End) {
         _ => unreachable!("checked by the caller"),
     };
     list_mut(ctx, dst).push(to, &v, fill);
-    ctx.st.touch_watched(db, dst);
+    ctx.st.signal_modified_key(db, dst);
     ctx.notify(notify::LIST, push_event(to), dst);
     after_remove(ctx, src, pop_event(from));
     ctx.dirty += 1;

@@ -25,6 +25,7 @@ pub mod sort;
 pub mod stream;
 pub mod string;
 pub mod table;
+pub mod tracking;
 pub mod zset;
 
 /// Redis's reply to a count outside [-LONG_MAX, LONG_MAX] (SRANDMEMBER, HRANDFIELD,

@@ -31,7 +31,7 @@ pub fn flushdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return;
     }
     let db = ctx.db();
-    ctx.st.touch_all_watched(Some(db));
+    ctx.st.signal_flushed_db(Some(db));
     ctx.st.dbs[db].clear();
     ctx.dirty += 1;
     ctx.propagate(&[b"FLUSHDB"]);
@@ -42,7 +42,7 @@ pub fn flushall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if !flush_mode_ok(ctx, argv) {
         return;
     }
-    ctx.st.touch_all_watched(None);
+    ctx.st.signal_flushed_db(None);
     for db in ctx.st.dbs.iter_mut() {
         db.clear();
     }
@@ -208,9 +208,10 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     if section_wanted(args, "clients", true) {
         s.push_str(&format!(
-            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:0\r\nmaxclients:{}\r\n\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nmaxclients:{}\r\n\r\n",
             nclients,
             st.blocking.blocked_clients(),
+            st.tracking.clients.len(),
             st.config.value("maxclients").unwrap_or("10000")
         ));
     }
@@ -242,9 +243,20 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     if section_wanted(args, "stats", true) {
         let x = &st.stats;
+        let tracked = st.tracking.totals();
         s.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\n\r\n",
-            x.connections, x.commands, x.expired_keys, x.evicted_keys, x.keyspace_hits, x.keyspace_misses, x.rejected_oom, x.unknown_commands
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\n\r\n",
+            x.connections,
+            x.commands,
+            x.expired_keys,
+            x.evicted_keys,
+            x.keyspace_hits,
+            x.keyspace_misses,
+            tracked.0,
+            tracked.1,
+            tracked.2,
+            x.rejected_oom,
+            x.unknown_commands
         ));
     }
     if section_wanted(args, "replication", true) {
@@ -351,7 +363,7 @@ pub fn config_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "REWRITE",
         "    Rewrite the configuration file.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
 }
 
@@ -554,6 +566,6 @@ pub fn command_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
 }

@@ -73,7 +73,7 @@ pub fn sadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let s = set_mut(ctx, argv[1]);
     let added = argv[2..].iter().filter(|m| s.add(m, max, seed)).count();
     if added > 0 {
-        ctx.st.touch_watched(db, argv[1]);
+        ctx.st.signal_modified_key(db, argv[1]);
         ctx.dirty += added as u64;
         ctx.notify(notify::SET, "sadd", argv[1]);
     }
@@ -94,7 +94,7 @@ pub fn srem(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.st.dbs[db].remove(argv[1]);
     }
     if removed > 0 {
-        ctx.st.touch_watched(db, argv[1]);
+        ctx.st.signal_modified_key(db, argv[1]);
         ctx.dirty += removed as u64;
         ctx.notify(notify::SET, "srem", argv[1]);
         if empty {
@@ -136,11 +136,11 @@ pub fn smove(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.st.notify_new(db, dst);
         ctx.st.dbs[db].add(dst, Value::Set(SetValue::new_for(m, seed)), lru);
     }
-    ctx.st.touch_watched(db, src);
+    ctx.st.signal_modified_key(db, src);
     ctx.dirty += 1;
     if set_mut(ctx, dst).add(m, max, seed) {
         ctx.dirty += 1;
-        ctx.st.touch_watched(db, dst);
+        ctx.st.signal_modified_key(db, dst);
         ctx.notify(notify::SET, "sadd", dst);
     }
     ctx.reply.int(1);
@@ -202,7 +202,7 @@ pub fn spop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if empty {
         ctx.st.dbs[db].remove(key);
     }
-    ctx.st.touch_watched(db, key);
+    ctx.st.signal_modified_key(db, key);
     ctx.dirty += 1;
     ctx.reply.bulk(&m);
     ctx.propagate(&[b"SREM", key, &m]);
@@ -248,7 +248,7 @@ fn spop_count(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     for m in &members {
         s.remove(m);
     }
-    ctx.st.touch_watched(db, key);
+    ctx.st.signal_modified_key(db, key);
     ctx.dirty += 1;
     ctx.reply.set(members.len());
     for m in &members {

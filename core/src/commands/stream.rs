@@ -358,7 +358,7 @@ pub fn xadd(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     fx.push(&id_b);
     fx.extend_from_slice(fields);
     ctx.propagate(&fx);
-    ctx.st.touch_watched(db, key);
+    ctx.st.signal_modified_key(db, key);
     ctx.st.blocking.stream_appended(db as u8, key);
     ctx.notify(notify::STREAM, "xadd", key);
     if trimmed > 0 {
@@ -380,7 +380,7 @@ pub fn xtrim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if deleted > 0 {
         let (name, value) = trim_effect_args(&p, argv, s);
         ctx.propagate(&[b"XTRIM", key, name, b"=", &value]);
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.notify(notify::STREAM, "xtrim", key);
         ctx.dirty += deleted;
     }
@@ -452,7 +452,7 @@ pub fn xdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
     let deleted = get_mut(ctx.st, db, argv[1]).delete_ids(&ids);
     if deleted > 0 {
-        ctx.st.touch_watched(db, argv[1]);
+        ctx.st.signal_modified_key(db, argv[1]);
         ctx.notify(notify::STREAM, "xdel", argv[1]);
         ctx.dirty += deleted;
     }
@@ -865,7 +865,7 @@ pub fn xgroup_create(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if !exists {
         let lru = ctx.lru();
         ctx.st.dbs[db].add(argv[2], Value::Stream(alloc::boxed::Box::default()), lru);
-        ctx.st.touch_watched(db, argv[2]);
+        ctx.st.signal_modified_key(db, argv[2]);
         ctx.dirty += 1;
     }
     let s = get_mut(ctx.st, db, argv[2]);

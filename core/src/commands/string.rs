@@ -170,11 +170,11 @@ fn set_generic(ctx: &mut Ctx<'_>, key: &[u8], val: &[u8], o: &SetOpts<'_>, cmd: 
         if had_ttl {
             ctx.st.dbs[db].expires.remove(key);
         }
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
     } else {
         ctx.st.notify_new(db, key);
         ctx.st.dbs[db].add(key, Value::from_bytes(val), lru);
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
     }
     ctx.dirty += 1;
     ctx.notify(notify::STRING, "set", key);
@@ -262,7 +262,7 @@ pub fn getex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         crate::commands::keys::set_expire_or_delete(ctx, db, key, w, absolute);
     } else if o.persist && ctx.st.dbs[db].expire_of(key).is_some_and(|x| x != NO_EXPIRE) {
         ctx.st.dbs[db].set_expire(key, NO_EXPIRE);
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.dirty += 1;
         ctx.propagate(&[b"PERSIST", key]);
         ctx.notify(notify::GENERIC, "persist", key);
@@ -357,7 +357,7 @@ pub fn append(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             v.extend_from_slice(add);
             let n = v.len();
             e.val = Value::Raw(v);
-            ctx.st.touch_watched(db, key);
+            ctx.st.signal_modified_key(db, key);
             n
         }
     };
@@ -401,7 +401,7 @@ fn incr_decr(ctx: &mut Ctx<'_>, key: &[u8], by: i64) {
     match cur {
         Some(_) => {
             ctx.st.dbs[db].keys.get_mut(key).unwrap().val = Value::Int(new);
-            ctx.st.touch_watched(db, key);
+            ctx.st.signal_modified_key(db, key);
         }
         None => ctx.st.set_value(db, key, Value::Int(new), false),
     }
@@ -596,7 +596,7 @@ pub fn setrange(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         None => ctx.st.set_value(db, key, Value::Raw(v), false),
         Some(_) => {
             ctx.st.dbs[db].keys.get_mut(key).unwrap().val = Value::Raw(v);
-            ctx.st.touch_watched(db, key);
+            ctx.st.signal_modified_key(db, key);
         }
     }
     ctx.dirty += 1;

@@ -4,7 +4,8 @@
 use crate::commands::cluster;
 use crate::commands::pubsub;
 use crate::commands::{
-    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, lcs, list, migrate, multi, scripting, server, set, sort, stream, string, zset,
+    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, lcs, list, migrate, multi, scripting, server, set, sort, stream, string,
+    tracking, zset,
 };
 
 use crate::server::spec::flags::*;
@@ -66,7 +67,7 @@ const R: u32 = READONLY;
 const RF: u32 = READONLY | FAST;
 const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST | CONNECTION;
 
-pub static CLIENT_SUBCOMMANDS: [CommandSpec; 10] = [
+pub static CLIENT_SUBCOMMANDS: [CommandSpec; 14] = [
     cmd!("client|id", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "5.0.0", "Returns the unique client ID of the connection.", conn::client_id),
     cmd!("client|setname", 3, NOSCRIPT | LOADING | STALE | CONNECTION, NK, "connection", "2.6.9", "Sets the connection name.", conn::client_setname),
     cmd!("client|getname", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "2.6.9", "Returns the name of the connection.", conn::client_getname),
@@ -94,6 +95,46 @@ pub static CLIENT_SUBCOMMANDS: [CommandSpec; 10] = [
         conn::client_reply
     ),
     cmd!("client|help", 2, LOADING | STALE, NK, "connection", "5.0.0", "Returns helpful text about the different subcommands.", conn::client_help),
+    cmd!(
+        "client|tracking",
+        -3,
+        NOSCRIPT | LOADING | STALE,
+        NK,
+        "connection",
+        "6.0.0",
+        "Controls server-assisted client-side caching for the connection.",
+        tracking::client_tracking
+    ),
+    cmd!(
+        "client|caching",
+        3,
+        NOSCRIPT | LOADING | STALE,
+        NK,
+        "connection",
+        "6.0.0",
+        "Instructs the server whether to track the keys in the next request.",
+        tracking::client_caching
+    ),
+    cmd!(
+        "client|getredir",
+        2,
+        NOSCRIPT | LOADING | STALE,
+        NK,
+        "connection",
+        "6.0.0",
+        "Returns the client ID to which the connection's tracking notifications are redirected.",
+        tracking::client_getredir
+    ),
+    cmd!(
+        "client|trackinginfo",
+        2,
+        NOSCRIPT | LOADING | STALE,
+        NK,
+        "connection",
+        "6.2.0",
+        "Returns information about server-assisted client-side caching for the connection.",
+        tracking::client_trackinginfo
+    ),
     cmd!(
         "client|unblock",
         -3,

@@ -191,7 +191,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], incr_cmd: bool) {
         }
     }
     if added + updated > 0 {
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.dirty += (added + updated) as u64;
         ctx.notify(notify::ZSET, if f.incr { "zincr" } else { "zadd" }, key);
     }
@@ -236,7 +236,7 @@ pub fn zrem(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     if deleted > 0 {
         let gone = drop_if_empty(ctx, key);
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.dirty += deleted;
         ctx.notify(notify::ZSET, "zrem", key);
         if gone {
@@ -579,7 +579,7 @@ fn zremrange_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], rtype: RangeType) {
     let deleted = z.remove_rank_range(lo, hi);
     if deleted > 0 {
         let gone = drop_if_empty(ctx, key);
-        ctx.st.touch_watched(db, key);
+        ctx.st.signal_modified_key(db, key);
         ctx.dirty += deleted as u64;
         let event = match rtype {
             RangeType::Rank => "zremrangebyrank",
@@ -971,7 +971,7 @@ pub fn pop_generic(ctx: &mut Ctx<'_>, keys: &[&[u8]], wh: Where, count: Option<i
         ctx.reply.double(*s);
     }
     let gone = drop_if_empty(ctx, key);
-    ctx.st.touch_watched(db, key);
+    ctx.st.signal_modified_key(db, key);
     ctx.dirty += n as u64;
     ctx.notify(notify::ZSET, if wh == Where::Min { "zpopmin" } else { "zpopmax" }, key);
     if gone {

@@ -136,6 +136,9 @@ impl Engine {
                 if c.monitor {
                     self.st.monitors.remove(c.id);
                 }
+                if c.tracking {
+                    self.st.tracking.disable(c.id);
+                }
                 // A blocked client that leaves is forgotten by every key it waited on.
                 if let Some(b) = c.blocked.take() {
                     self.st.blocking.remove(id, &b);
@@ -357,6 +360,7 @@ impl Engine {
         self.reply.buf.clear();
         self.effects.clear();
         self.reply.resp3 = client.resp3;
+        self.st.tracking.current = id;
         let mut outcome = Outcome::default();
         if crate::protocol::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
             let (args, clients) = (&self.args, &self.clients);
@@ -423,6 +427,11 @@ impl Engine {
             // it. Subscription confirmations go out whatever the mode.
             let suppress = (client.reply_off || client.reply_skip) && !pushing;
             client.reply_skip = core::mem::take(&mut client.reply_skip_next);
+            // Invalidations owed to this client for its own command follow its reply.
+            let mut after = Vec::new();
+            if self.st.tracking.has_events() {
+                self.deliver_tracking(Some(&client), &mut after);
+            }
             // Pub/sub messages for this client precede its reply (Redis writes them into the
             // output buffer while the command runs), whatever its reply mode.
             let mut mine = Vec::new();
@@ -438,7 +447,11 @@ impl Engine {
                 &mine
             };
             batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
+            if !after.is_empty() {
+                self.st.pubsub.queue_raw(&[id], after);
+            }
         }
+        self.st.tracking.current = 0;
         self.clients[slot] = Some(client);
         match host {
             Some(batch::HostRequest::Wait(w)) => batch::write_out(out, batch::REC_WAIT, id, 0, &w.encode(), b""),
@@ -497,6 +510,7 @@ impl Engine {
         let mut client = self.clients[slot].take().expect("client slot");
         self.reply.buf.clear();
         self.reply.resp3 = client.resp3;
+        self.st.tracking.current = s.client;
         let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
         ctx.may_suspend = true;
         crate::commands::scripting::resume(&mut ctx);
@@ -524,6 +538,7 @@ impl Engine {
         let batch_now = self.st.now_us;
         self.set_time(now_us);
         let queued = self.st.pubsub.set_aside();
+        let owed = self.st.tracking.set_aside();
         let mut out = Vec::new();
         let script_client = self.suspended.as_ref().expect("suspended").client;
         for rec in BatchReader::new(input) {
@@ -543,6 +558,8 @@ impl Engine {
             }
         }
         self.st.pubsub.put_back(queued);
+        self.st.tracking.put_back(owed);
+        self.st.tracking.current = script_client;
         self.set_time(batch_now);
         out
     }
@@ -597,6 +614,7 @@ impl Engine {
         self.reply.buf.clear();
         self.effects.clear();
         self.reply.resp3 = client.resp3;
+        self.st.tracking.current = id;
         let mut still = None;
         if crate::protocol::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
@@ -626,6 +644,7 @@ impl Engine {
         }
         self.clients[slot] = Some(client);
         self.flush_pushes(out);
+        self.st.tracking.current = 0;
         if !self.effects.is_empty() {
             self.signal_ready_from_effects();
         }
@@ -661,13 +680,55 @@ impl Engine {
         true
     }
 
-    /// Hands the queued pub/sub messages to the host as REC_PUSH records.
+    /// Hands the queued pub/sub messages and invalidations to the host as REC_PUSH
+    /// records.
     fn flush_pushes(&mut self, out: &mut Vec<u8>) {
+        if self.st.tracking.has_events() {
+            self.deliver_tracking(None, &mut Vec::new());
+        }
         if !self.st.pubsub.has_pending() {
             return;
         }
         let (clients, slots) = (&self.clients, &self.client_slots);
         self.st.pubsub.flush(out, |id| slots.get(&id).and_then(|&s| clients[s].as_ref()).map(|c| c.resp3));
+    }
+
+    /// Turns the invalidations owed (`tracking::Event`) into messages queued for their
+    /// receivers: the tracking client or its redirection, in the receiver's protocol.
+    /// `me` is the client whose command just ran (out of its slot): what it is owed
+    /// after its reply goes into `after`.
+    fn deliver_tracking(&mut self, me: Option<&Client>, after: &mut Vec<u8>) {
+        use crate::server::tracking;
+        self.st.tracking.broadcast();
+        let events = core::mem::take(&mut self.st.tracking.events);
+        let (clients, slots) = (&self.clients, &self.client_slots);
+        let find = |id: u64| -> Option<&Client> {
+            match me {
+                Some(c) if c.id == id => Some(c),
+                _ => slots.get(&id).and_then(|&s| clients[s].as_ref()),
+            }
+        };
+        for ev in events {
+            let Some(mode) = self.st.tracking.clients.get_mut(&ev.client) else { continue };
+            let Some(owner) = find(ev.client) else { continue };
+            let redirected = mode.redirect != 0;
+            let receiver = if redirected { mode.redirect } else { ev.client };
+            let msg = match find(receiver) {
+                Some(r) => tracking::message(&ev.what, r.resp3, r.subs.active(), redirected, owner.resp3),
+                None => {
+                    // The redirection's client is gone: a RESP3 tracking client is told.
+                    mode.broken_redirect = true;
+                    owner.resp3.then(|| tracking::broken_redirect_message(mode.redirect))
+                }
+            };
+            let Some(msg) = msg else { continue };
+            let to = if find(receiver).is_some() { receiver } else { ev.client };
+            if me.is_some_and(|c| c.id == to) && ev.after_reply {
+                after.extend_from_slice(&msg);
+            } else {
+                self.st.pubsub.queue_raw(&[to], msg);
+            }
+        }
     }
 
     /// Applies effects produced by a primary (replica apply, log replay). Expiry and

@@ -57,6 +57,8 @@ pub struct Client {
     pub authenticated: bool,
     /// MONITOR was sent (see `server::monitor`).
     pub monitor: bool,
+    /// CLIENT TRACKING is on (its mode is in `State::tracking`).
+    pub tracking: bool,
 }
 
 impl Client {
@@ -87,17 +89,23 @@ impl Client {
             user_gen: 0,
             authenticated: false,
             monitor: false,
+            tracking: false,
         }
     }
 }
 
 /// One CLIENT LIST line in Redis 7's format (socket-level fields are the host's; we report
-/// the ones the engine knows and neutral values for the rest).
-pub fn client_line(c: &Client, user: &[u8], now_ms: i64, out: &mut Vec<u8>) {
+/// the ones the engine knows and neutral values for the rest). `tracking`: the client's
+/// CLIENT TRACKING mode, if on.
+pub fn client_line(c: &Client, user: &[u8], tracking: Option<&crate::server::tracking::Mode>, now_ms: i64, out: &mut Vec<u8>) {
     let name = c.name.as_deref().unwrap_or(b"");
-    // Redis's order: O (monitor), P (subscribed), x (in MULTI), b (blocked); N: none.
+    // Redis's order: O (monitor), P (subscribed), x (in MULTI), b (blocked), t (tracking),
+    // R (tracking redirection broken), B (tracking BCAST); N: none.
     let mut flags = alloc::string::String::new();
-    for (on, f) in [(c.monitor, 'O'), (c.subs.active(), 'P'), (c.multi.is_some(), 'x'), (c.blocked.is_some(), 'b')] {
+    let (broken, bcast) = tracking.map_or((false, false), |m| (m.broken_redirect, m.bcast));
+    for (on, f) in
+        [(c.monitor, 'O'), (c.subs.active(), 'P'), (c.multi.is_some(), 'x'), (c.blocked.is_some(), 'b'), (tracking.is_some(), 't'), (broken, 'R'), (bcast, 'B')]
+    {
         if on {
             flags.push(f);
         }
@@ -107,7 +115,7 @@ pub fn client_line(c: &Client, user: &[u8], now_ms: i64, out: &mut Vec<u8>) {
     }
     let multi = c.multi.as_ref().map_or(-1, |m| m.queue.len() as i64);
     let line = alloc::format!(
-        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}\n",
+        "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}\n",
         c.id,
         String::from_utf8_lossy(&c.addr),
         String::from_utf8_lossy(&c.laddr),
@@ -122,6 +130,7 @@ pub fn client_line(c: &Client, user: &[u8], now_ms: i64, out: &mut Vec<u8>) {
         multi,
         c.last_cmd,
         String::from_utf8_lossy(user),
+        tracking.map_or(-1, |m| m.redirect as i64),
         if c.resp3 { 3 } else { 2 },
         String::from_utf8_lossy(c.lib_name.as_deref().unwrap_or(b"")),
         String::from_utf8_lossy(c.lib_ver.as_deref().unwrap_or(b"")),

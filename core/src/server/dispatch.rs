@@ -70,6 +70,10 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let Some((cmd, bare)) = resolve(ctx, argv) else { return };
     call_resolved(ctx, cmd, bare, argv);
+    // CLIENT CACHING lasts one command, or one transaction (Redis's resetClient).
+    if ctx.client.tracking && !ctx.in_exec && ctx.client.multi.is_none() && !cmd.name.starts_with("client|") {
+        ctx.st.tracking.command_done(ctx.client.id);
+    }
 }
 
 /// Runs `argv` as `cmd`, already resolved from it (`bare`: a container called without a
@@ -182,6 +186,11 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     handler(ctx, argv);
     ctx.st.stats.commands += 1;
     monitor::feed(ctx, cmd, argv, Moment::After);
+    // A tracking client caches what it reads: a read's keys are remembered (a read-only
+    // script's through the commands it runs, as Redis does).
+    if ctx.client.tracking && cmd.flags & flags::READONLY != 0 && cmd.flags & (flags::SCRIPT | flags::PUBSUB) == 0 {
+        remember_keys(ctx, cmd, argv);
+    }
     if ctx.suspended {
         // Its script goes on in the next engine call (`Engine::resume`).
         return;
@@ -198,4 +207,13 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     }
     ctx.dirty += saved_dirty;
     ctx.custom_fx = saved_custom;
+}
+
+/// Remembers the keys `argv` read for `ctx.client`'s cache (Redis's trackingRememberKeys).
+fn remember_keys(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, argv: &[&[u8]]) {
+    let mut idx = Vec::new();
+    cmd.key_indexes_argv(argv, &mut idx);
+    let max = ctx.st.config.tracking_table_max_keys;
+    let st = &mut *ctx.st;
+    st.tracking.remember(ctx.client.id, idx.iter().map(|&i| argv[i]), max, &mut st.rng);
 }

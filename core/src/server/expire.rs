@@ -36,7 +36,7 @@ pub fn active_expire_cycle(st: &mut State, fx: &mut Vec<u8>) {
                 st.dbs[db].remove(k);
                 st.stats.expired_keys += 1;
                 emit(fx, db, &[b"DEL", k]);
-                st.touch_watched(db, k);
+                st.signal_modified_key(db, k);
                 st.notify(crate::server::notify::EXPIRED, "expired", k, db);
             }
             if expired.len() * 4 <= samples {

@@ -19,3 +19,4 @@ pub mod pubsub;
 pub mod scripts;
 pub mod spec;
 pub mod state;
+pub mod tracking;

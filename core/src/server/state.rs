@@ -72,6 +72,8 @@ pub struct State {
     pub scripts: crate::server::scripts::Scripts,
     /// Function libraries (logged: FUNCTION LOAD/DELETE/FLUSH are effects).
     pub functions: crate::server::functions::Functions,
+    /// Client-side caching: who cached which keys, invalidations owed.
+    pub tracking: crate::server::tracking::Tracking,
 }
 
 impl State {
@@ -105,6 +107,7 @@ impl State {
             acl: crate::server::acl::Acl::new(table),
             scripts: Default::default(),
             functions: Default::default(),
+            tracking: crate::server::tracking::Tracking::new(seed ^ 0x7c),
         }
     }
 }
@@ -138,7 +141,7 @@ impl State {
         self.dbs[db].remove(key);
         self.stats.expired_keys += 1;
         emit(fx, db, &[b"DEL", key]);
-        self.touch_watched(db, key);
+        self.signal_modified_key(db, key);
         self.notify(crate::server::notify::EXPIRED, "expired", key, db);
         true
     }
@@ -191,7 +194,7 @@ impl State {
         self.notify_new(db, key);
         let lru = self.lru_clock();
         self.dbs[db].set(key, val, keep_ttl, lru);
-        self.touch_watched(db, key);
+        self.signal_modified_key(db, key);
     }
 
     /// Writes a key restored from a serialized value (RESTORE, MIGRATION IMPORT) in place
@@ -205,18 +208,22 @@ impl State {
         if expire_at != NO_EXPIRE {
             self.dbs[db].set_expire(key, expire_at);
         }
-        self.touch_watched(db, key);
+        self.signal_modified_key(db, key);
         self.notify(crate::server::notify::GENERIC, "restore", key, db);
     }
 
     pub fn delete(&mut self, db: usize, key: &[u8]) -> Option<Entry> {
         let e = self.dbs[db].remove(key)?;
-        self.touch_watched(db, key);
+        self.signal_modified_key(db, key);
         Some(e)
     }
 
-    /// Marks clients that WATCH this key as dirty (their EXEC will fail).
-    pub fn touch_watched(&mut self, db: usize, key: &[u8]) {
+    /// `key` changed (Redis's signalModifiedKey): clients that WATCH it are marked dirty
+    /// (their EXEC will fail) and clients that cached it are owed an invalidation.
+    pub fn signal_modified_key(&mut self, db: usize, key: &[u8]) {
+        if !self.tracking.is_idle() {
+            self.tracking.invalidate(key, true);
+        }
         if self.watched.is_empty() {
             return;
         }
@@ -245,9 +252,14 @@ impl State {
         self.cas_dirty.extend(dirty);
     }
 
-    /// Marks every watcher of a key that exists in `db` (FLUSHDB/FLUSHALL).
-    pub fn touch_all_watched(&mut self, db: Option<usize>) {
+    /// FLUSHDB (`Some(db)`) or FLUSHALL is about to empty the databases (Redis's
+    /// signalFlushedDb): marks every watcher of a key that exists there, and every
+    /// tracking client is told to drop its cache.
+    pub fn signal_flushed_db(&mut self, db: Option<usize>) {
         self.touch_watched_where(|dbs, d, key| db.is_none_or(|x| x == d) && dbs[d].keys.contains_key(key));
+        if !self.tracking.is_idle() {
+            self.tracking.flush();
+        }
     }
 
     /// SWAPDB a b: marks every watcher (in either database) of a key that exists in a or b,

@@ -332,3 +332,25 @@ pub fn push_big_list(c: &mut Raw, key: &str, thousands: usize) {
         assert!(c.cmd(&args).starts_with(b":"));
     }
 }
+
+/// Every data payload in the log so far, concatenated.
+pub fn log_bytes(log: &memoria_log::LogCore) -> Vec<u8> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut all = Vec::new();
+        let mut after = 0;
+        loop {
+            let b = memoria_log::LogApi::read(log, "shard-0", after, 1000, Duration::ZERO).await.unwrap();
+            let Some(last) = b.entries.last() else { break };
+            after = last.id;
+            for e in &b.entries {
+                all.extend_from_slice(&e.payload);
+            }
+        }
+        all
+    })
+}
+
+pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}

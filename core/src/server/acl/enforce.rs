@@ -28,7 +28,7 @@ pub fn user_name<'a>(acl: &'a Acl, c: &Client) -> &'a [u8] {
 
 fn client_info(st: &State, c: &Client) -> Vec<u8> {
     let mut out = Vec::new();
-    crate::server::client::client_line(c, user_name(&st.acl, c), st.now_ms, &mut out);
+    crate::server::client::client_line(c, user_name(&st.acl, c), st.tracking.clients.get(&c.id), st.now_ms, &mut out);
     if out.last() == Some(&b'\n') {
         out.pop();
     }

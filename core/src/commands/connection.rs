@@ -291,7 +291,7 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             return ctx.syntax_error();
         }
     }
-    let mut all: Vec<&Client> = ctx.clients.iter().flatten().collect();
+    let mut all: Vec<&Client> = ctx.clients.iter().flatten().filter(|c| !c.killed).collect();
     all.push(ctx.client);
     all.sort_by_key(|c| c.id);
     let mut out = Vec::new();
@@ -301,6 +301,105 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
     }
     ctx.reply.verbatim(&out);
+}
+
+/// A client's type for CLIENT LIST/KILL TYPE (Redis's getClientType): no connection here
+/// is a master or a replica (replicas tail the log); a monitor counts as normal.
+fn client_type(c: &Client) -> &'static str {
+    if c.subs.active() { "pubsub" } else { "normal" }
+}
+
+/// CLIENT KILL addr:port (the old form: +OK or an error, and it may kill the caller), or
+/// CLIENT KILL with filters ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE (all must match;
+/// the reply is how many were killed). The host closes the connections (REC_KILL).
+pub fn client_kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let mut addr: Option<&[u8]> = None;
+    let mut laddr: Option<&[u8]> = None;
+    let mut user: Option<(u32, u32)> = None;
+    let mut kind: Option<&'static str> = None;
+    let mut id = 0u64;
+    let mut max_age = 0i64;
+    let mut skipme = true;
+    if argv.len() == 3 {
+        addr = Some(argv[2]);
+        skipme = false;
+    } else {
+        let mut i = 2;
+        while i < argv.len() {
+            let (opt, more) = (argv[i], i + 1 < argv.len());
+            if !more {
+                return ctx.syntax_error();
+            }
+            let v = argv[i + 1];
+            if eq_ic(opt, b"ID") {
+                match crate::util::parse_i64(v) {
+                    Some(n) if n >= 1 => id = n as u64,
+                    _ => return ctx.err("ERR client-id should be greater than 0"),
+                }
+            } else if eq_ic(opt, b"TYPE") {
+                kind = Some(match () {
+                    _ if eq_ic(v, b"normal") => "normal",
+                    _ if eq_ic(v, b"pubsub") => "pubsub",
+                    _ if eq_ic(v, b"master") => "master",
+                    _ if eq_ic(v, b"replica") || eq_ic(v, b"slave") => "replica",
+                    _ => return ctx.err(&alloc::format!("ERR Unknown client type '{}'", String::from_utf8_lossy(v))),
+                });
+            } else if eq_ic(opt, b"ADDR") {
+                addr = Some(v);
+            } else if eq_ic(opt, b"LADDR") {
+                laddr = Some(v);
+            } else if eq_ic(opt, b"USER") {
+                match ctx.st.acl.handle(v) {
+                    Some(h) => user = Some(h),
+                    None => return ctx.err(&alloc::format!("ERR No such user '{}'", String::from_utf8_lossy(v))),
+                }
+            } else if eq_ic(opt, b"SKIPME") {
+                if eq_ic(v, b"YES") {
+                    skipme = true;
+                } else if eq_ic(v, b"NO") {
+                    skipme = false;
+                } else {
+                    return ctx.syntax_error();
+                }
+            } else if eq_ic(opt, b"MAXAGE") {
+                // Redis 7.4's: connections older than this many seconds.
+                match crate::util::parse_i64(v) {
+                    Some(n) if n > 0 => max_age = n,
+                    Some(_) => return ctx.syntax_error(),
+                    None => return ctx.not_integer(),
+                }
+            } else {
+                return ctx.syntax_error();
+            }
+            i += 2;
+        }
+    }
+    let now = ctx.st.now_ms;
+    let matches = |c: &Client| {
+        addr.is_none_or(|a| a == c.addr.as_slice())
+            && laddr.is_none_or(|a| a == c.laddr.as_slice())
+            && kind.is_none_or(|k| k == client_type(c))
+            && (id == 0 || c.id == id)
+            && user.is_none_or(|(slot, generation)| c.user == slot && c.user_gen == generation)
+            && (max_age == 0 || (now - c.created_ms) / 1000 > max_age)
+    };
+    let mut killed = 0;
+    for c in ctx.clients.iter().flatten().filter(|c| !c.killed) {
+        if matches(c) {
+            ctx.kill.push(c.id);
+            killed += 1;
+        }
+    }
+    if !skipme && matches(ctx.client) {
+        // Closed after this reply (Redis's CLIENT_CLOSE_AFTER_REPLY).
+        ctx.close = true;
+        killed += 1;
+    }
+    if argv.len() == 3 {
+        if killed == 0 { ctx.err("ERR No such client") } else { ctx.reply.ok() }
+    } else {
+        ctx.reply.int(killed);
+    }
 }
 
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: answers a client blocked on keys as if its timeout
@@ -337,6 +436,20 @@ pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Return the ID of the current connection.",
         "INFO",
         "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes).",
         "LIST [options ...]",
         "    Return information about client connections. Options:",
         "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",

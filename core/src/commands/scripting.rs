@@ -139,6 +139,9 @@ fn budget(ctx: &Ctx<'_>) -> u64 {
 /// result, or leaves it running (`Ctx::suspended`) when it yields.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: &[&[u8]], keys: &[&[u8]], args: &[&[u8]], flags: u32, read_only: bool) {
+    if ctx.client.tracking {
+        ctx.st.tracking.script_keys = keys.iter().map(|&k| k.into()).collect();
+    }
     let clustered = ctx.st.cluster.is_some();
     if clustered && flags & FLAG_NO_CLUSTER != 0 {
         return ctx.err("ERR Can not run script on cluster, 'no-cluster' flag is set.");

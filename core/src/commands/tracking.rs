@@ -58,7 +58,7 @@ pub fn client_tracking(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             return ctx.err("ERR OPTIN and OPTOUT are not compatible with BCAST");
         }
         if o.optin && o.optout {
-            return ctx.err("ERR You can't use both OPTIN and OPTOUT");
+            return ctx.err("ERR You can't specify both OPTIN mode and OPTOUT mode");
         }
         if let Some(m) = &old
             && ((o.optin && m.optout) || (o.optout && m.optin))

@@ -60,12 +60,20 @@ struct Outcome {
     pushing: bool,
     block: Option<crate::server::blocked::BlockRequest>,
     unblock: Vec<(u64, bool)>,
+    kill: Vec<u64>,
     host: Option<batch::HostRequest>,
 }
 
 impl Outcome {
     fn of(ctx: &mut Ctx<'_>) -> Outcome {
-        Outcome { close: ctx.close, pushing: ctx.pushing, block: ctx.block.take(), unblock: core::mem::take(&mut ctx.unblock), host: ctx.host.take() }
+        Outcome {
+            close: ctx.close,
+            pushing: ctx.pushing,
+            block: ctx.block.take(),
+            unblock: core::mem::take(&mut ctx.unblock),
+            kill: core::mem::take(&mut ctx.kill),
+            host: ctx.host.take(),
+        }
     }
 }
 
@@ -349,6 +357,12 @@ impl Engine {
     fn run_client_command(&mut self, id: u64, payload: &[u8], out: &mut Vec<u8>) -> bool {
         let slot = self.slot_of(id);
         let mut client = self.clients[slot].take().expect("client slot");
+        if client.killed {
+            // CLIENT KILL closed it: what it sent after that never runs.
+            batch::write_out(out, batch::REC_COMMAND, id, batch::OUT_CLOSE, b"", b"");
+            self.clients[slot] = Some(client);
+            return false;
+        }
         if client.blocked.is_some() || client.deferred_in == self.batch_no {
             // Blocked: nothing of this client runs before its blocked command is answered.
             client.deferred_in = self.batch_no;
@@ -391,7 +405,7 @@ impl Engine {
     /// effects (in `self.reply`, `self.effects`), and what it asks of the host.
     fn finish_command(&mut self, slot: usize, mut client: Client, payload: &[u8], outcome: Outcome, out: &mut Vec<u8>) {
         let id = client.id;
-        let Outcome { close, pushing, block, unblock, host } = outcome;
+        let Outcome { close, pushing, block, unblock, kill, host } = outcome;
         let mut flags = 0;
         if close {
             flags |= batch::OUT_CLOSE;
@@ -462,6 +476,9 @@ impl Engine {
             self.st.config.host_changed = false;
             let values = self.st.config.host_values();
             batch::write_out(out, batch::REC_CONFIG, id, 0, values.as_bytes(), b"");
+        }
+        for target in kill {
+            self.kill_client(target, out);
         }
         self.flush_pushes(out);
         for (target, error) in unblock {
@@ -648,6 +665,18 @@ impl Engine {
         if !self.effects.is_empty() {
             self.signal_ready_from_effects();
         }
+    }
+
+    /// CLIENT KILL of `id`: it runs nothing more (a blocked command of it is forgotten, so
+    /// no write serves it) and the host closes its connection.
+    fn kill_client(&mut self, id: u64, out: &mut Vec<u8>) {
+        let Some(&slot) = self.client_slots.get(&id) else { return };
+        let Some(c) = self.clients[slot].as_mut() else { return };
+        c.killed = true;
+        if let Some(b) = c.blocked.take() {
+            self.st.blocking.remove(id, &b);
+        }
+        batch::write_out(out, batch::REC_KILL, id, 0, b"", b"");
     }
 
     /// Answers a blocked client's command as on timeout (null array) or with CLIENT

@@ -78,6 +78,10 @@ pub const REC_FAILOVER: u8 = 12;
 /// [`SUSPENDED_BUSY`] it sends what clients send as batches, which the engine answers as
 /// Redis does during a busy script (-BUSY, SCRIPT KILL, …).
 pub const REC_SUSPENDED: u8 = 13;
+/// Output only, an extra record after the command's own (no input record): CLIENT KILL
+/// closes connection `client`. The engine answers nothing more of it (its commands still
+/// to come get an empty reply) and drops it at its REC_DISCONNECT.
+pub const REC_KILL: u8 = 14;
 /// REC_SUSPENDED's flag: the script has run past `busy-reply-threshold`.
 pub const SUSPENDED_BUSY: u8 = 1;
 

@@ -59,6 +59,8 @@ pub struct Client {
     pub monitor: bool,
     /// CLIENT TRACKING is on (its mode is in `State::tracking`).
     pub tracking: bool,
+    /// CLIENT KILL closed it: nothing of it runs any more; gone at its disconnect.
+    pub killed: bool,
 }
 
 impl Client {
@@ -90,6 +92,7 @@ impl Client {
             authenticated: false,
             monitor: false,
             tracking: false,
+            killed: false,
         }
     }
 }

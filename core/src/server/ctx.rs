@@ -41,6 +41,8 @@ pub struct Ctx<'a> {
     pub block: Option<crate::server::blocked::BlockRequest>,
     /// CLIENT UNBLOCK requests: (client id, answer with an error instead of a timeout).
     pub unblock: Vec<(u64, bool)>,
+    /// CLIENT KILL: the other clients to disconnect.
+    pub kill: Vec<u64>,
     /// What the host must do for this command (WAIT, FAILOVER), told in a typed record.
     pub host: Option<crate::protocol::batch::HostRequest>,
     /// A script run by this command may go on past this engine call (set for a client's
@@ -67,6 +69,7 @@ impl<'a> Ctx<'a> {
             ready_key: None,
             block: None,
             unblock: Vec::new(),
+            kill: Vec::new(),
             host: None,
             may_suspend: false,
             suspended: false,

@@ -186,10 +186,19 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     handler(ctx, argv);
     ctx.st.stats.commands += 1;
     monitor::feed(ctx, cmd, argv, Moment::After);
-    // A tracking client caches what it reads: a read's keys are remembered (a read-only
-    // script's through the commands it runs, as Redis does).
+    // A tracking client caches what it reads: a read's keys are remembered; a script's
+    // reads remember the keys declared to the script, as Redis 7.0 does (EVAL_RO and
+    // FCALL_RO themselves are not reads here).
     if ctx.client.tracking && cmd.flags & flags::READONLY != 0 && cmd.flags & (flags::SCRIPT | flags::PUBSUB) == 0 {
-        remember_keys(ctx, cmd, argv);
+        if ctx.in_script {
+            let keys = core::mem::take(&mut ctx.st.tracking.script_keys);
+            let max = ctx.st.config.tracking_table_max_keys;
+            let st = &mut *ctx.st;
+            st.tracking.remember(ctx.client.id, keys.iter().map(|k| &k[..]), max, &mut st.rng);
+            st.tracking.script_keys = keys;
+        } else {
+            remember_keys(ctx, cmd, argv);
+        }
     }
     if ctx.suspended {
         // Its script goes on in the next engine call (`Engine::resume`).

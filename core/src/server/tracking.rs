@@ -95,11 +95,22 @@ pub struct Tracking {
     pub events: Vec<Event>,
     /// The client whose command runs (0: none, as in the expiry cycle).
     pub current: u64,
+    /// The keys declared to the script running (EVAL's KEYS): what a tracking client's
+    /// script reads is remembered as these, as Redis 7.0 remembers the caller's keys.
+    pub script_keys: Vec<Box<[u8]>>,
 }
 
 impl Tracking {
     pub fn new(seed: u64) -> Tracking {
-        Tracking { clients: BTreeMap::new(), keys: Dict::new(seed), items: 0, prefixes: BTreeMap::new(), events: Vec::new(), current: 0 }
+        Tracking {
+            clients: BTreeMap::new(),
+            keys: Dict::new(seed),
+            items: 0,
+            prefixes: BTreeMap::new(),
+            events: Vec::new(),
+            current: 0,
+            script_keys: Vec::new(),
+        }
     }
 
     /// Nothing to track and nothing to say: the fast path of every write.

@@ -43,6 +43,13 @@ impl Gate {
                     }
                     continue;
                 }
+                // CLIENT KILL: the connection closes once what it is owed is out.
+                batch::REC_KILL => {
+                    if is_client(rec.client) {
+                        self.deliver_n(rec.client, need, b"", true, 0);
+                    }
+                    continue;
+                }
                 // A CONFIG SET: the connection limits take effect now.
                 batch::REC_CONFIG => {
                     routed.config.push(rec.reply.to_vec());

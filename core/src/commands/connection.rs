@@ -402,6 +402,36 @@ pub fn client_kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
 }
 
+/// CLIENT PAUSE timeout [WRITE|ALL] (see `server::pause`): the mode is checked before the
+/// timeout, as in Redis.
+pub fn client_pause(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() > 4 {
+        return ctx.err(&alloc::format!("ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.", String::from_utf8_lossy(argv[1])));
+    }
+    let all = match argv.get(3) {
+        None => true,
+        Some(m) if eq_ic(m, b"WRITE") => false,
+        Some(m) if eq_ic(m, b"ALL") => true,
+        Some(_) => return ctx.err("ERR CLIENT PAUSE mode must be WRITE or ALL"),
+    };
+    let Some(ms) = crate::util::parse_i64(argv[2]) else { return ctx.err("ERR timeout is not an integer or out of range") };
+    if ms < 0 {
+        return ctx.err("ERR timeout is negative");
+    }
+    // A zero timeout ends at once (Redis's end time 0); one past the clock's range wraps
+    // into the past, so it pauses nothing, as in 7.0.
+    let end = if ms == 0 { 0 } else { ctx.st.now_ms.wrapping_add(ms) };
+    ctx.st.pause_clients(end, all);
+    ctx.reply.ok();
+}
+
+/// CLIENT UNPAUSE: the pause ends and the postponed clients run, in order, after this
+/// reply.
+pub fn client_unpause(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.unpaused = ctx.st.unpause_clients();
+    ctx.reply.ok();
+}
+
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: answers a client blocked on keys as if its timeout
 /// fired (or with an error); the engine sends that answer right after this reply.
 pub fn client_unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -415,7 +445,8 @@ pub fn client_unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         Some(r) if eq_ic(r, b"ERROR") => true,
         Some(_) => return ctx.err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
     };
-    let blocked = ctx.clients.iter().flatten().any(|c| c.id as i64 == id && c.blocked.is_some()) && !ctx.unblock.iter().any(|&(t, _)| t as i64 == id);
+    let blocked = ctx.clients.iter().flatten().any(|c| c.id as i64 == id && c.blocked.as_ref().is_some_and(|b| !b.postponed))
+        && !ctx.unblock.iter().any(|&(t, _)| t as i64 == id);
     if blocked {
         ctx.unblock.push((id as u64, error));
     }
@@ -454,6 +485,10 @@ pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Return information about client connections. Options:",
         "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
         "      Return clients of specified type.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
         "REPLY (ON|OFF|SKIP)",
         "    Control the replies sent to the current connection.",
         "SETNAME <name>",

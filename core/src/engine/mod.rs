@@ -61,6 +61,8 @@ struct Outcome {
     block: Option<crate::server::blocked::BlockRequest>,
     unblock: Vec<(u64, bool)>,
     kill: Vec<u64>,
+    /// CLIENT UNPAUSE: the postponed clients to run again, in order.
+    unpaused: Vec<u64>,
     host: Option<batch::HostRequest>,
 }
 
@@ -72,6 +74,7 @@ impl Outcome {
             block: ctx.block.take(),
             unblock: core::mem::take(&mut ctx.unblock),
             kill: core::mem::take(&mut ctx.kill),
+            unpaused: core::mem::take(&mut ctx.unpaused),
             host: ctx.host.take(),
         }
     }
@@ -151,6 +154,7 @@ impl Engine {
                 if let Some(b) = c.blocked.take() {
                     self.st.blocking.remove(id, &b);
                 }
+                self.st.postponed.retain(|&p| p != id);
             }
             self.free_slots.push(slot);
         }
@@ -403,9 +407,16 @@ impl Engine {
 
     /// Writes the output record of client `client`'s command (in `slot`): its reply and
     /// effects (in `self.reply`, `self.effects`), and what it asks of the host.
-    fn finish_command(&mut self, slot: usize, mut client: Client, payload: &[u8], outcome: Outcome, out: &mut Vec<u8>) {
+    fn finish_command(&mut self, slot: usize, client: Client, payload: &[u8], outcome: Outcome, out: &mut Vec<u8>) {
+        self.finish_record(slot, client, payload, outcome, batch::REC_COMMAND, out);
+    }
+
+    /// `finish_command` in a record of `kind`: REC_COMMAND answers the command's own input
+    /// record; a postponed command run again answers in REC_UNBLOCK (the host's deadline)
+    /// or an extra REC_UNBLOCKED, flagged OUT_UNBLOCKED once it is answered.
+    fn finish_record(&mut self, slot: usize, mut client: Client, payload: &[u8], outcome: Outcome, kind: u8, out: &mut Vec<u8>) {
         let id = client.id;
-        let Outcome { close, pushing, block, unblock, kill, host } = outcome;
+        let Outcome { close, pushing, block, unblock, kill, unpaused, host } = outcome;
         let mut flags = 0;
         if close {
             flags |= batch::OUT_CLOSE;
@@ -431,11 +442,15 @@ impl Engine {
                 deadline: req.deadline,
                 command: req.rewritten.unwrap_or_else(|| payload.to_vec()),
                 asking: req.asking,
+                postponed: req.postponed,
             };
             self.st.blocking.add(id, &b);
+            if b.postponed {
+                self.st.postponed.push(id);
+            }
             let deadline = b.deadline.to_le_bytes();
             client.blocked = Some(b);
-            batch::write_out(out, batch::REC_COMMAND, id, flags | batch::OUT_BLOCKED, &deadline, &self.effects);
+            batch::write_out(out, kind, id, flags | batch::OUT_BLOCKED, &deadline, &self.effects);
         } else {
             // Like Redis's resetClient: CLIENT REPLY SKIP skips the reply of the command after
             // it. Subscription confirmations go out whatever the mode.
@@ -460,7 +475,8 @@ impl Engine {
                 mine.extend_from_slice(&self.reply.buf);
                 &mine
             };
-            batch::write_out(out, batch::REC_COMMAND, id, flags, reply, &self.effects);
+            let answered = if kind == batch::REC_COMMAND { 0 } else { batch::OUT_UNBLOCKED };
+            batch::write_out(out, kind, id, flags | answered, reply, &self.effects);
             if !after.is_empty() {
                 self.st.pubsub.queue_raw(&[id], after);
             }
@@ -488,6 +504,36 @@ impl Engine {
             self.signal_ready_from_effects();
             self.serve_ready(out);
         }
+        for target in unpaused {
+            self.rerun_postponed(target, batch::REC_UNBLOCKED, out);
+        }
+    }
+
+    /// Runs a command postponed by CLIENT PAUSE again, from the start (its pause ended,
+    /// or CLIENT UNPAUSE), answering in a record of `kind`; it may be postponed again (a
+    /// pause extended meanwhile). False if `id` has no postponed command.
+    fn rerun_postponed(&mut self, id: u64, kind: u8, out: &mut Vec<u8>) -> bool {
+        let Some(&slot) = self.client_slots.get(&id) else { return false };
+        let Some(mut client) = self.clients[slot].take() else { return false };
+        let Some(b) = client.blocked.take_if(|b| b.postponed) else {
+            self.clients[slot] = Some(client);
+            return false;
+        };
+        self.st.postponed.retain(|&c| c != id);
+        self.args.clear();
+        self.reply.buf.clear();
+        self.effects.clear();
+        self.reply.resp3 = client.resp3;
+        self.st.tracking.current = id;
+        let mut outcome = Outcome::default();
+        if crate::protocol::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
+            let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
+            let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            crate::server::dispatch::call(&mut ctx, &argv);
+            outcome = Outcome::of(&mut ctx);
+        }
+        self.finish_record(slot, client, &b.command, outcome, kind, out);
+        true
     }
 
     /// Keeps the script (of `client`, command `payload`, at `at` in its batch) that
@@ -676,6 +722,7 @@ impl Engine {
         if let Some(b) = c.blocked.take() {
             self.st.blocking.remove(id, &b);
         }
+        self.st.postponed.retain(|&p| p != id);
         batch::write_out(out, batch::REC_KILL, id, 0, b"", b"");
     }
 
@@ -688,6 +735,11 @@ impl Engine {
         let Some(client) = self.clients[slot].as_mut() else {
             return false;
         };
+        // A command postponed by CLIENT PAUSE runs when the pause's deadline comes; CLIENT
+        // UNBLOCK leaves it waiting.
+        if client.blocked.as_ref().is_some_and(|b| b.postponed) {
+            return kind == batch::REC_UNBLOCK && self.rerun_postponed(id, kind, out);
+        }
         let Some(b) = client.blocked.take() else {
             return false;
         };

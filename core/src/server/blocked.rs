@@ -24,6 +24,8 @@ pub struct BlockRequest {
     pub rewritten: Option<Vec<u8>>,
     /// It ran right after ASKING (cluster mode: a key of a slot importing here).
     pub asking: bool,
+    /// Held by CLIENT PAUSE (no keys; re-run from the start when the pause ends).
+    pub postponed: bool,
 }
 
 /// A blocked client's command, kept on its `Client`.
@@ -35,6 +37,9 @@ pub struct Blocked {
     pub command: Vec<u8>,
     /// Re-runs are as after ASKING (see `BlockRequest::asking`).
     pub asking: bool,
+    /// Postponed by CLIENT PAUSE (see `server::pause`): not a key waiter, not counted
+    /// in blocked_clients (as Redis's BLOCKED_POSTPONE).
+    pub postponed: bool,
 }
 
 /// Index of waiters: (db, key) → client ids in blocking order; and keys touched since the
@@ -59,6 +64,9 @@ impl BlockingKeys {
     }
 
     pub fn add(&mut self, id: u64, b: &Blocked) {
+        if b.postponed {
+            return;
+        }
         for k in &b.keys {
             self.waiters.entry((b.db as u8, k.clone())).or_default().push_back(id);
         }
@@ -66,6 +74,9 @@ impl BlockingKeys {
     }
 
     pub fn remove(&mut self, id: u64, b: &Blocked) {
+        if b.postponed {
+            return;
+        }
         for k in &b.keys {
             let key = (b.db as u8, k.clone());
             if let Some(q) = self.waiters.get_mut(&key) {

@@ -43,6 +43,8 @@ pub struct Ctx<'a> {
     pub unblock: Vec<(u64, bool)>,
     /// CLIENT KILL: the other clients to disconnect.
     pub kill: Vec<u64>,
+    /// CLIENT UNPAUSE: the clients the pause postponed, to run again after this reply.
+    pub unpaused: Vec<u64>,
     /// What the host must do for this command (WAIT, FAILOVER), told in a typed record.
     pub host: Option<crate::protocol::batch::HostRequest>,
     /// A script run by this command may go on past this engine call (set for a client's
@@ -70,6 +72,7 @@ impl<'a> Ctx<'a> {
             block: None,
             unblock: Vec::new(),
             kill: Vec::new(),
+            unpaused: Vec::new(),
             host: None,
             may_suspend: false,
             suspended: false,
@@ -91,16 +94,26 @@ impl<'a> Ctx<'a> {
     /// Blocks the client on `keys` until `deadline` (unix ms, 0 = never); the command is
     /// re-run when one of them is written. Re-run for a waiter, it keeps its place in line.
     pub fn block(&mut self, keys: &[&[u8]], deadline: i64) {
-        self.block =
-            Some(crate::server::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: None, asking: false });
+        self.block = Some(crate::server::blocked::BlockRequest {
+            keys: keys.iter().map(|k| Box::from(*k)).collect(),
+            deadline,
+            rewritten: None,
+            asking: false,
+            postponed: false,
+        });
     }
 
     /// Like `block`, re-running `argv` instead of the command itself.
     pub fn block_as(&mut self, keys: &[&[u8]], deadline: i64, argv: &[&[u8]]) {
         let mut cmd = Vec::new();
         crate::protocol::resp::encode_command(&mut cmd, argv);
-        self.block =
-            Some(crate::server::blocked::BlockRequest { keys: keys.iter().map(|k| Box::from(*k)).collect(), deadline, rewritten: Some(cmd), asking: false });
+        self.block = Some(crate::server::blocked::BlockRequest {
+            keys: keys.iter().map(|k| Box::from(*k)).collect(),
+            deadline,
+            rewritten: Some(cmd),
+            asking: false,
+            postponed: false,
+        });
     }
 
     #[inline]

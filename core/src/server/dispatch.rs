@@ -148,6 +148,16 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
         }
         return reject(ctx, busy);
     }
+    // CLIENT PAUSE: the command waits for the pause's end (before MULTI queueing, as in
+    // Redis); a monitor is a replica to Redis, never paused.
+    if !ctx.in_exec
+        && !ctx.st.applying
+        && !ctx.client.monitor
+        && let Some(end) = ctx.st.paused_until(cmd, ctx.client)
+    {
+        ctx.block = Some(crate::server::blocked::BlockRequest { keys: Vec::new(), deadline: end, rewritten: None, asking: false, postponed: true });
+        return;
+    }
     if ctx.client.multi.is_some() && !ctx.in_exec && cmd.flags & flags::TX_CONTROL == 0 {
         if cmd.flags & flags::NO_MULTI != 0 {
             reject(ctx, "ERR Command not allowed inside a transaction");

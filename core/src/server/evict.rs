@@ -34,7 +34,8 @@ pub fn within_hard_limit(ctx: &Ctx<'_>, size: u64) -> bool {
 
 /// Evicts until under maxmemory. False if over the limit and nothing (more) can go.
 pub fn make_room(ctx: &mut Ctx<'_>) -> bool {
-    if memory_ok(ctx) {
+    // Nothing is evicted during CLIENT PAUSE (Redis skips eviction as if not needed).
+    if memory_ok(ctx) || ctx.st.writes_paused() {
         return true;
     }
     let policy = ctx.st.config.policy;

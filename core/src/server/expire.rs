@@ -11,7 +11,7 @@ const SAMPLE: usize = 20;
 const MAX_ROUNDS_PER_DB: usize = 16;
 
 pub fn active_expire_cycle(st: &mut State, fx: &mut Vec<u8>) {
-    if st.replica_mode {
+    if st.replica_mode || st.writes_paused() {
         return;
     }
     let effort = st.config.value("active-expire-effort").and_then(|v| v.parse::<usize>().ok()).unwrap_or(1);

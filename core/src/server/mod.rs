@@ -15,6 +15,7 @@ pub mod expire;
 pub mod functions;
 pub mod monitor;
 pub mod notify;
+pub mod pause;
 pub mod pubsub;
 pub mod scripts;
 pub mod spec;

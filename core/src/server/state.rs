@@ -74,6 +74,9 @@ pub struct State {
     pub functions: crate::server::functions::Functions,
     /// Client-side caching: who cached which keys, invalidations owed.
     pub tracking: crate::server::tracking::Tracking,
+    /// CLIENT PAUSE in force (see `pause`), and the clients it postponed, in order.
+    pub paused: Option<crate::server::pause::Pause>,
+    pub postponed: Vec<u64>,
 }
 
 impl State {
@@ -108,6 +111,8 @@ impl State {
             scripts: Default::default(),
             functions: Default::default(),
             tracking: crate::server::tracking::Tracking::new(seed ^ 0x7c),
+            paused: None,
+            postponed: Vec::new(),
         }
     }
 }
@@ -135,7 +140,8 @@ impl State {
             Some(e) if e.expire_at != NO_EXPIRE && e.expire_at <= self.now_ms => {}
             _ => return false,
         }
-        if self.replica_mode {
+        // A replica waits for the primary's DEL; during CLIENT PAUSE nothing is deleted.
+        if self.replica_mode || self.writes_paused() {
             return true;
         }
         self.dbs[db].remove(key);

@@ -267,6 +267,12 @@ pub struct LoggedPair {
 
 /// A primary and a replica in one process, sharing one embedded SQLite log.
 pub fn start_logged_pair(tag: &str) -> LoggedPair {
+    start_logged_pair_with_lease(tag, None)
+}
+
+/// `start_logged_pair`, with elections on a lease of `lease_ms` when given (which node
+/// leads is then the election's, not fixed).
+pub fn start_logged_pair_with_lease(tag: &str, lease_ms: Option<u64>) -> LoggedPair {
     let dir = std::env::temp_dir().join(format!("memoria-{tag}-{}-{}", std::process::id(), free_port()));
     std::fs::create_dir_all(&dir).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -283,7 +289,7 @@ pub fn start_logged_pair(tag: &str) -> LoggedPair {
                 log: Some(log),
                 node: "n".into(),
                 replica_of,
-                lease_ms: None,
+                lease_ms,
                 cluster: false,
                 snapshots: None,
                 auth: Default::default(),

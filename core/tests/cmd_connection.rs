@@ -307,3 +307,35 @@ fn reply_encoder_dialects() {
     assert_eq!(enc(false, &|r| r.error(b"ERR bad\r\ninput")), "-ERR bad  input\r\n");
     assert_eq!(enc(true, &|r| r.bulk_int(-42)), "$3\r\n-42\r\n");
 }
+
+/// CLIENT NO-TOUCH (Redis 7.2; checked against its documentation and a model: the idle
+/// time a key would have): reads and writes of a NO-TOUCH client leave a key's access
+/// time alone, TOUCH still touches, OFF and RESET restore the default.
+#[test]
+fn client_no_touch_leaves_access_times_alone() {
+    let mut h = H::new();
+    ck(&mut h, "SET k v", OK);
+    ck(&mut h, "RPUSH l a", int(1));
+    h.advance(10_000);
+    ck(&mut h, "CLIENT NO-TOUCH maybe", err("ERR syntax error"));
+    ck(&mut h, "CLIENT NO-TOUCH ON", OK);
+    assert!(h.c("CLIENT INFO").contains(" flags=T "), "{}", h.c("CLIENT INFO"));
+    ck(&mut h, "GET k", bulk("v"));
+    ck(&mut h, "LRANGE l 0 -1", "*1\r\n$1\r\na\r\n");
+    ck(&mut h, "SET k w", OK);
+    ck(&mut h, "RPUSH l b", int(2));
+    ck(&mut h, "OBJECT IDLETIME k", int(10));
+    ck(&mut h, "OBJECT IDLETIME l", int(10));
+    // TOUCH touches whatever the mode.
+    ck(&mut h, "TOUCH k", int(1));
+    ck(&mut h, "OBJECT IDLETIME k", int(0));
+    h.advance(5_000);
+    ck(&mut h, "CLIENT NO-TOUCH OFF", OK);
+    ck(&mut h, "LRANGE l 0 0", "*1\r\n$1\r\na\r\n");
+    ck(&mut h, "OBJECT IDLETIME l", int(0));
+    ck(&mut h, "CLIENT NO-TOUCH ON", OK);
+    ck(&mut h, "CLIENT NO-EVICT ON", OK);
+    assert!(h.c("CLIENT INFO").contains(" flags=eT "), "{}", h.c("CLIENT INFO"));
+    ck(&mut h, "RESET", "+RESET\r\n");
+    assert!(h.c("CLIENT INFO").contains(" flags=N "), "{}", h.c("CLIENT INFO"));
+}

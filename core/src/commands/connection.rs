@@ -53,6 +53,8 @@ pub fn reset(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     if core::mem::take(&mut ctx.client.tracking) {
         ctx.st.tracking.disable(ctx.client.id);
     }
+    ctx.client.no_evict = false;
+    ctx.client.no_touch = false;
     ctx.client.db = 0;
     ctx.client.resp3 = false;
     ctx.client.name = None;
@@ -226,7 +228,35 @@ pub fn client_setinfo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn client_noevict(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    if eq_ic(argv[2], b"ON") || eq_ic(argv[2], b"OFF") { ctx.reply.ok() } else { ctx.syntax_error() }
+    match on_off(argv[2]) {
+        Some(on) => {
+            ctx.client.no_evict = on;
+            ctx.reply.ok()
+        }
+        None => ctx.syntax_error(),
+    }
+}
+
+/// CLIENT NO-TOUCH ON|OFF (Redis 7.2): the client's commands do not change the access
+/// time (OBJECT IDLETIME, LRU eviction) of the keys they read or write, except TOUCH.
+pub fn client_notouch(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    match on_off(argv[2]) {
+        Some(on) => {
+            ctx.client.no_touch = on;
+            ctx.reply.ok()
+        }
+        None => ctx.syntax_error(),
+    }
+}
+
+fn on_off(a: &[u8]) -> Option<bool> {
+    if eq_ic(a, b"ON") {
+        Some(true)
+    } else if eq_ic(a, b"OFF") {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -506,6 +536,8 @@ pub fn client_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Report tracking status for the current connection.",
         "NO-EVICT (ON|OFF)",
         "    Protect current client connection from eviction.",
+        "NO-TOUCH (ON|OFF)",
+        "    Will not touch LRU/LFU stats when this mode is on.",
         "HELP",
         "    Prints this help.",
     ]);

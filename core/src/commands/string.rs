@@ -141,12 +141,14 @@ fn set_generic(ctx: &mut Ctx<'_>, key: &[u8], val: &[u8], o: &SetOpts<'_>, cmd: 
     }
     let db = ctx.db();
     // One hash-table walk on the hot path: overwrite in place when the key exists.
-    let lru = ctx.st.lru_clock();
+    let (lru, no_touch) = (ctx.st.lru_clock(), ctx.st.no_touch);
     let mut had_ttl = false;
     let found = match ctx.st.write(db, key, ctx.fx) {
         Some(e) if !o.nx => {
             e.val = Value::from_bytes(val);
-            e.lru = lru;
+            if !no_touch {
+                e.lru = lru;
+            }
             if !o.keepttl && e.expire_at != NO_EXPIRE {
                 e.expire_at = NO_EXPIRE;
                 had_ttl = true;

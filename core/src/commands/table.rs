@@ -67,7 +67,7 @@ const R: u32 = READONLY;
 const RF: u32 = READONLY | FAST;
 const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST | CONNECTION;
 
-pub static CLIENT_SUBCOMMANDS: [CommandSpec; 17] = [
+pub static CLIENT_SUBCOMMANDS: [CommandSpec; 18] = [
     cmd!("client|id", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "5.0.0", "Returns the unique client ID of the connection.", conn::client_id),
     cmd!("client|setname", 3, NOSCRIPT | LOADING | STALE | CONNECTION, NK, "connection", "2.6.9", "Sets the connection name.", conn::client_setname),
     cmd!("client|getname", 2, NOSCRIPT | LOADING | STALE, NK, "connection", "2.6.9", "Returns the name of the connection.", conn::client_getname),
@@ -104,6 +104,16 @@ pub static CLIENT_SUBCOMMANDS: [CommandSpec; 17] = [
         "6.2.0",
         "Resumes processing commands from paused clients.",
         conn::client_unpause
+    ),
+    cmd!(
+        "client|no-touch",
+        3,
+        NOSCRIPT | LOADING | STALE,
+        NK,
+        "connection",
+        "7.2.0",
+        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+        conn::client_notouch
     ),
     cmd!("client|kill", -3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "connection", "2.4.0", "Terminates open connections.", conn::client_kill),
     cmd!("client|help", 2, LOADING | STALE, NK, "connection", "5.0.0", "Returns helpful text about the different subcommands.", conn::client_help),

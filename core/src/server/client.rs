@@ -61,6 +61,10 @@ pub struct Client {
     pub tracking: bool,
     /// CLIENT KILL closed it: nothing of it runs any more; gone at its disconnect.
     pub killed: bool,
+    /// CLIENT NO-EVICT ON (shown in CLIENT LIST; the engine evicts no clients anyway).
+    pub no_evict: bool,
+    /// CLIENT NO-TOUCH ON: its commands leave keys' access times alone (TOUCH aside).
+    pub no_touch: bool,
 }
 
 impl Client {
@@ -93,6 +97,8 @@ impl Client {
             monitor: false,
             tracking: false,
             killed: false,
+            no_evict: false,
+            no_touch: false,
         }
     }
 }
@@ -103,12 +109,22 @@ impl Client {
 pub fn client_line(c: &Client, user: &[u8], tracking: Option<&crate::server::tracking::Mode>, now_ms: i64, out: &mut Vec<u8>) {
     let name = c.name.as_deref().unwrap_or(b"");
     // Redis's order: O (monitor), P (subscribed), x (in MULTI), b (blocked), t (tracking),
-    // R (tracking redirection broken), B (tracking BCAST); N: none.
+    // R (tracking redirection broken), B (tracking BCAST), e (no-evict), T (no-touch);
+    // N: none.
     let mut flags = alloc::string::String::new();
     let (broken, bcast) = tracking.map_or((false, false), |m| (m.broken_redirect, m.bcast));
-    for (on, f) in
-        [(c.monitor, 'O'), (c.subs.active(), 'P'), (c.multi.is_some(), 'x'), (c.blocked.is_some(), 'b'), (tracking.is_some(), 't'), (broken, 'R'), (bcast, 'B')]
-    {
+    let flag_bits = [
+        (c.monitor, 'O'),
+        (c.subs.active(), 'P'),
+        (c.multi.is_some(), 'x'),
+        (c.blocked.is_some(), 'b'),
+        (tracking.is_some(), 't'),
+        (broken, 'R'),
+        (bcast, 'B'),
+        (c.no_evict, 'e'),
+        (c.no_touch, 'T'),
+    ];
+    for (on, f) in flag_bits {
         if on {
             flags.push(f);
         }

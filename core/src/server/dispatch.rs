@@ -193,7 +193,10 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     ctx.custom_fx = false;
     let handler = cmd.handler.expect("leaf commands have handlers");
     monitor::feed(ctx, cmd, argv, Moment::Before);
+    // CLIENT NO-TOUCH: lookups leave access times alone, but TOUCH touches.
+    ctx.st.no_touch = ctx.client.no_touch && cmd.name != "touch";
     handler(ctx, argv);
+    ctx.st.no_touch = false;
     ctx.st.stats.commands += 1;
     monitor::feed(ctx, cmd, argv, Moment::After);
     // A tracking client caches what it reads: a read's keys are remembered; a script's

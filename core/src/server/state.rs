@@ -74,6 +74,9 @@ pub struct State {
     pub functions: crate::server::functions::Functions,
     /// Client-side caching: who cached which keys, invalidations owed.
     pub tracking: crate::server::tracking::Tracking,
+    /// The running command's client is in CLIENT NO-TOUCH mode: lookups leave keys'
+    /// access times alone.
+    pub no_touch: bool,
     /// CLIENT PAUSE in force (see `pause`), and the clients it postponed, in order.
     pub paused: Option<crate::server::pause::Pause>,
     pub postponed: Vec<u64>,
@@ -111,6 +114,7 @@ impl State {
             scripts: Default::default(),
             functions: Default::default(),
             tracking: crate::server::tracking::Tracking::new(seed ^ 0x7c),
+            no_touch: false,
             paused: None,
             postponed: Vec::new(),
         }
@@ -165,11 +169,13 @@ impl State {
             self.notify(crate::server::notify::KEY_MISS, "keymiss", key, db);
             return None;
         }
-        let lru = self.lru_clock();
+        let (lru, touch) = (self.lru_clock(), !self.no_touch);
         match self.dbs[db].keys.get_mut(key) {
             Some(e) => {
                 self.stats.keyspace_hits += 1;
-                e.lru = lru;
+                if touch {
+                    e.lru = lru;
+                }
                 Some(e)
             }
             None => {
@@ -182,9 +188,11 @@ impl State {
     /// Looks a key up for a write.
     pub fn write(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> Option<&mut Entry> {
         self.expire_if_needed(db, key, fx);
-        let lru = self.lru_clock();
+        let (lru, touch) = (self.lru_clock(), !self.no_touch);
         let e = self.dbs[db].keys.get_mut(key)?;
-        e.lru = lru;
+        if touch {
+            e.lru = lru;
+        }
         Some(e)
     }
 
@@ -198,7 +206,12 @@ impl State {
 
     pub fn set_value(&mut self, db: usize, key: &[u8], val: Value, keep_ttl: bool) {
         self.notify_new(db, key);
-        let lru = self.lru_clock();
+        // An overwrite keeps the access time its lookup gave it (Redis's dbSetValue), so
+        // under NO-TOUCH the old one.
+        let lru = match self.no_touch {
+            true => self.dbs[db].keys.get(key).map_or_else(|| self.lru_clock(), |e| e.lru),
+            false => self.lru_clock(),
+        };
         self.dbs[db].set(key, val, keep_ttl, lru);
         self.signal_modified_key(db, key);
     }

@@ -741,3 +741,17 @@ fn redis_crate_sync_and_async() {
         assert_eq!(n, 502);
     });
 }
+
+/// INFO server tells the truth about the word size clients care about (the server
+/// process's: a client library skips its GEO tests on a 32-bit server), and names the
+/// engine's own architecture apart.
+#[test]
+fn info_server_reports_the_hosts_arch_bits_and_the_engines_arch() {
+    let m = Memoria::start();
+    let mut c = Raw::connect(m.port);
+    let info = String::from_utf8_lossy(&c.cmd(&["INFO", "server"])).into_owned();
+    let field = |name: &str| info.lines().find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string));
+    assert_eq!(field("arch_bits").as_deref(), Some(usize::BITS.to_string().as_str()), "{info}");
+    assert_eq!(field("memoria_engine_arch").as_deref(), Some("wasm32"), "{info}");
+    assert_eq!(info.matches("arch_bits:").count(), 1, "{info}");
+}

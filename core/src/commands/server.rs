@@ -15,6 +15,18 @@ pub fn dbsize(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.reply.int(n as i64);
 }
 
+/// The architecture the engine runs on (INFO server's `memoria_engine_arch`): wasm32 in
+/// the component that serves clients.
+const ENGINE_ARCH: &str = if cfg!(target_arch = "wasm32") {
+    "wasm32"
+} else if cfg!(target_arch = "x86_64") {
+    "x86_64"
+} else if cfg!(target_arch = "aarch64") {
+    "aarch64"
+} else {
+    "native"
+};
+
 fn flush_mode_ok(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> bool {
     match argv.len() {
         1 => true,
@@ -196,8 +208,12 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         s.push_str(&format!("redis_version:{}\r\n", crate::commands::connection::REDIS_VERSION));
         s.push_str(&format!("memoria_version:{}\r\n", env!("CARGO_PKG_VERSION")));
         let mode = if st.cluster.is_some() { "cluster" } else { "standalone" };
-        s.push_str(&format!("redis_mode:{mode}\r\narch_bits:32\r\nmultiplexing_api:tokio\r\n"));
-        for line in st.server_info.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        // arch_bits is the server process's (the host's, 64 on x86-64): clients read it as
+        // the server's word size. The engine's own architecture has a field of its own.
+        let host_bits = st.server_info.split(|&b| b == b'\n').find_map(|l| l.strip_prefix(b"arch_bits:"));
+        let bits = host_bits.map_or_else(|| format!("{}", usize::BITS), |b| String::from_utf8_lossy(b).into_owned());
+        s.push_str(&format!("redis_mode:{mode}\r\narch_bits:{bits}\r\nmemoria_engine_arch:{ENGINE_ARCH}\r\nmultiplexing_api:tokio\r\n"));
+        for line in st.server_info.split(|&b| b == b'\n').filter(|l| !l.is_empty() && !l.starts_with(b"arch_bits:")) {
             s.push_str(&String::from_utf8_lossy(line));
             s.push_str("\r\n");
         }

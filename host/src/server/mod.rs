@@ -176,7 +176,8 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
     let host = HostLimits::new(&opts.limits, &net.config, &fixed).map_err(|e| anyhow::anyhow!("{e}"))?;
     let facts = ServerFacts {
         text: format!(
-            "process_id:{}\ntcp_port:{}\nbind:{}\ndir:{}\nexecutable:{}\n{}",
+            "arch_bits:{}\nprocess_id:{}\ntcp_port:{}\nbind:{}\ndir:{}\nexecutable:{}\n{}",
+            usize::BITS,
             std::process::id(),
             if listener.is_some() { addr.port() } else { 0 },
             opts.bind,

@@ -63,7 +63,7 @@ fn hello_and_resp3() {
     ck(&mut h, "GET nokey", "_\r\n");
     ck(&mut h, "CLIENT GETNAME", bulk("app"));
     ck(&mut h, "HELLO", hello_reply(3, 1, true));
-    ck(&mut h, "CONFIG GET maxmemory", format!("%1\r\n{}{}", bulk("maxmemory"), bulk("0")));
+    ck(&mut h, "CONFIG GET maxmemory", format!("%1\r\n{}{}", bulk("maxmemory"), bulk("3221225472")));
     ck(&mut h, "CONFIG GET nosuch", "%0\r\n");
     ck(&mut h, "COMMAND INFO nosuch", "*1\r\n_\r\n");
     ck(&mut h, "OBJECT ENCODING nokey", "_\r\n");
@@ -73,7 +73,7 @@ fn hello_and_resp3() {
     h.client = 1;
     ck(&mut h, "HELLO 2", hello_reply(2, 1, false));
     ck(&mut h, "GET nokey", NIL);
-    ck(&mut h, "CONFIG GET maxmemory", bulks(&["maxmemory", "0"]));
+    ck(&mut h, "CONFIG GET maxmemory", bulks(&["maxmemory", "3221225472"]));
 }
 
 #[test]

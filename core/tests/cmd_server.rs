@@ -28,13 +28,13 @@ fn pairs(items: &[(&str, &str)]) -> BTreeSet<(String, String)> {
 #[test]
 fn config_get() {
     let mut h = H::new();
-    ck(&mut h, "CONFIG GET maxmemory", bulks(&["maxmemory", "0"]));
-    ck(&mut h, "CONFIG GET MAXMEMORY", bulks(&["maxmemory", "0"]));
+    ck(&mut h, "CONFIG GET maxmemory", bulks(&["maxmemory", "3221225472"]));
+    ck(&mut h, "CONFIG GET MAXMEMORY", bulks(&["maxmemory", "3221225472"]));
     ck(&mut h, "CONFIG GET maxmemory-policy", bulks(&["maxmemory-policy", "noeviction"]));
     ck(&mut h, "CONFIG GET nosuch", "*0\r\n");
     ck(&mut h, "CONFIG GET", err("ERR wrong number of arguments for 'config|get' command"));
     // Several patterns; each parameter once.
-    assert_eq!(config_pairs(&mut h, "maxmemory maxmemory-policy maxmemory"), pairs(&[("maxmemory", "0"), ("maxmemory-policy", "noeviction")]));
+    assert_eq!(config_pairs(&mut h, "maxmemory maxmemory-policy maxmemory"), pairs(&[("maxmemory", "3221225472"), ("maxmemory-policy", "noeviction")]));
     // Globs match names and aliases, reporting both.
     assert_eq!(
         config_pairs(&mut h, "hash-max-*"),

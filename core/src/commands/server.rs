@@ -238,7 +238,7 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let (eval_bodies, vm_eval) = st.scripts.memory();
         let (fn_code, vm_fn) = st.functions.memory();
         s.push_str(&format!(
-            "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{eval_bodies}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_fn}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{fn_code}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:dlmalloc\r\n\r\n",
+            "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{eval_bodies}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_fn}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{fn_code}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:dlmalloc\r\nmemoria_engine_memory_limit:{}\r\n\r\n",
             used,
             human_bytes(used as u64),
             human_bytes(vm_eval as u64),
@@ -251,7 +251,8 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             human_bytes((eval_bodies + fn_code) as u64),
             st.config.maxmemory,
             human_bytes(st.config.maxmemory),
-            st.config.policy_name()
+            st.config.policy_name(),
+            crate::server::evict::ENGINE_MEMORY_LIMIT
         ));
     }
     if section_wanted(args, "persistence", true) {

@@ -54,7 +54,9 @@ struct Param {
 }
 
 const PARAMS: &[Param] = &[
-    Param { name: "maxmemory", alias: None, kind: Kind::Memory(0), default: "0" },
+    // The engine's own ceiling (`evict::ENGINE_MEMORY_LIMIT`: its wasm32 memory ends at
+    // 4 GiB), as Redis's 32-bit build defaults to 3 GB: the limit in force shows here.
+    Param { name: "maxmemory", alias: None, kind: Kind::Memory(0), default: "3221225472" },
     Param { name: "maxmemory-policy", alias: None, kind: Kind::Policy, default: "noeviction" },
     Param { name: "maxmemory-samples", alias: None, kind: Kind::Int(1, i32::MAX as i64), default: "5" },
     Param { name: "maxmemory-eviction-tenacity", alias: None, kind: Kind::Int(0, 100), default: "10" },

@@ -8,8 +8,9 @@ use crate::server::config::EvictionPolicy;
 use crate::server::ctx::{Ctx, emit};
 
 /// wasm32 linear memory tops out at 4 GiB and never shrinks; refuse single allocations
-/// that would take the engine near it even when no maxmemory is configured.
-const HARD_LIMIT: u64 = 3 << 30;
+/// that would take the engine near it even when maxmemory is set higher or to 0. It is
+/// also maxmemory's default, and INFO memory shows it.
+pub const ENGINE_MEMORY_LIMIT: u64 = 3 << 30;
 
 pub fn memory_ok(ctx: &Ctx<'_>) -> bool {
     let max = ctx.st.config.maxmemory;
@@ -21,7 +22,7 @@ pub fn memory_ok(ctx: &Ctx<'_>) -> bool {
 pub fn can_allocate(ctx: &Ctx<'_>, size: u64) -> bool {
     let used = ctx.st.used_memory() as u64;
     let max = ctx.st.config.maxmemory;
-    let limit = if max == 0 { HARD_LIMIT } else { max.min(HARD_LIMIT) };
+    let limit = if max == 0 { ENGINE_MEMORY_LIMIT } else { max.min(ENGINE_MEMORY_LIMIT) };
     used.saturating_add(size) <= limit
 }
 
@@ -29,7 +30,7 @@ pub fn can_allocate(ctx: &Ctx<'_>, size: u64) -> bool {
 /// table) fits in the engine: maxmemory does not apply (Redis does not count such memory
 /// against it), the engine's end does.
 pub fn within_hard_limit(ctx: &Ctx<'_>, size: u64) -> bool {
-    (ctx.st.used_memory() as u64).saturating_add(size) <= HARD_LIMIT
+    (ctx.st.used_memory() as u64).saturating_add(size) <= ENGINE_MEMORY_LIMIT
 }
 
 /// Evicts until under maxmemory. False if over the limit and nothing (more) can go.

@@ -104,8 +104,11 @@ impl RedisServer {
             .unwrap_or_else(|| panic!("redis-server is required for this test: install it with `apt-get install -y redis-server redis-tools`"));
         for _ in 0..20 {
             let port = free_port();
+            // Memoria's maxmemory defaults to its engine's 3 GiB ceiling (as a 32-bit
+            // redis-server's does): the oracle starts with the same.
             let mut child = Command::new(&bin)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .args(["--maxmemory", "3221225472"])
                 .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

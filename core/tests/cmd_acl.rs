@@ -502,3 +502,17 @@ fn outputs_say_whether_the_client_must_still_authenticate() {
         [(batch::REC_CONNECT, 3, req), (batch::REC_COMMAND, 1, 0), (batch::REC_COMMAND, 3, 0)]
     );
 }
+
+/// acllog-max-len bounds the ACL LOG (Redis trims the oldest entries at the next one).
+#[test]
+fn acllog_max_len_bounds_the_log() {
+    let mut h = H::new();
+    ck(&mut h, "CONFIG GET acllog-max-len", "*2\r\n$14\r\nacllog-max-len\r\n$3\r\n128\r\n");
+    ck(&mut h, "CONFIG SET acllog-max-len 2", OK);
+    for user in ["u1", "u2", "u3"] {
+        ck(&mut h, &format!("AUTH {user} wrong"), err("WRONGPASS invalid username-password pair or user is disabled."));
+    }
+    let log = h.c("ACL LOG");
+    assert!(log.starts_with("*2\r\n"), "{log:?}");
+    assert!(log.contains("u3") && log.contains("u2") && !log.contains("u1"), "{log:?}");
+}

@@ -73,6 +73,7 @@ const PARAMS: &[Param] = &[
     Param { name: "notify-keyspace-events", alias: None, kind: Kind::KeyspaceEvents, default: "" },
     Param { name: "proto-max-bulk-len", alias: None, kind: Kind::Memory(1 << 20), default: "536870912" },
     Param { name: "client-query-buffer-limit", alias: None, kind: Kind::Memory(1 << 20), default: "1073741824" },
+    Param { name: "acllog-max-len", alias: None, kind: Kind::Int(0, i64::MAX), default: "128" },
     Param { name: "tracking-table-max-keys", alias: None, kind: Kind::Int(0, i64::MAX), default: "1000000" },
     Param { name: "maxclients", alias: None, kind: Kind::Int(1, u32::MAX as i64), default: "10000" },
     Param { name: "timeout", alias: None, kind: Kind::Int(0, i32::MAX as i64), default: "0" },
@@ -243,6 +244,8 @@ pub struct Config {
     pub notify_flags: u32,
     /// Keys the client-side caching table holds at most (0: no limit).
     pub tracking_table_max_keys: u64,
+    /// Entries the ACL LOG keeps (the oldest go first, at the next entry).
+    pub acllog_max_len: usize,
     pub stream_node_max_bytes: u64,
     pub stream_node_max_entries: i64,
     /// A CONFIG SET succeeded since the engine last told the host its parameters.
@@ -267,6 +270,7 @@ impl Default for Config {
             busy_reply_threshold: 5000,
             notify_flags: 0,
             tracking_table_max_keys: 1_000_000,
+            acllog_max_len: 128,
             stream_node_max_bytes: 4096,
             stream_node_max_entries: 100,
             host_changed: false,
@@ -410,6 +414,7 @@ impl Config {
         }
         self.stream_node_max_bytes = self.num("stream-node-max-bytes") as u64;
         self.tracking_table_max_keys = self.num("tracking-table-max-keys").max(0) as u64;
+        self.acllog_max_len = size(self.num("acllog-max-len").max(0));
         self.stream_node_max_entries = self.num("stream-node-max-entries");
     }
 

@@ -63,6 +63,16 @@ fn conversation(port: u16) -> Vec<String> {
     note("GET e", s(c[2].cmd(&["GET", "e"])));
     note("DBSIZE", s(c[2].cmd(&["DBSIZE"])));
 
+    // When a pause ends by itself, the postponed commands run in the order they came,
+    // whatever the clients' ids (4 was connected after 1).
+    note("CLIENT PAUSE 300 WRITE", s(c[0].cmd(&["CLIENT", "PAUSE", "300", "WRITE"])));
+    c[4].send(&["SET", "order", "first"]);
+    std::thread::sleep(Duration::from_millis(50));
+    c[1].send(&["SET", "order", "second"]);
+    note("SET order first", s(c[4].read_reply()));
+    note("SET order second", s(c[1].read_reply()));
+    note("GET order", s(c[2].cmd(&["GET", "order"])));
+
     // ALL: everything waits, CLIENT UNPAUSE too, until the pause ends by itself.
     note("CLIENT PAUSE 300 ALL", s(c[0].cmd(&["CLIENT", "PAUSE", "300", "ALL"])));
     c[1].send(&["INCR", "n"]);

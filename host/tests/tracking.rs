@@ -211,6 +211,11 @@ const SCRIPTS: &[Script] = &[
         ],
     },
     Script {
+        name: "CLIENT CACHING YES survives a command postponed by CLIENT PAUSE",
+        clients: 2,
+        steps: &["0 HELLO 3", "0 CLIENT TRACKING ON OPTIN", "0 CLIENT CACHING YES", "1 CLIENT PAUSE 200 ALL", "0 GET k", "1 SET k 1", "0 CLIENT TRACKINGINFO"],
+    },
+    Script {
         name: "a key that expires while tracked",
         clients: 2,
         steps: &["0 HELLO 3", "0 CLIENT TRACKING ON", "1 SET k v PX 1", "- sleep", "0 GET k", "0 GET k", "1 SET k w", "0 RESET", "1 SET k x"],

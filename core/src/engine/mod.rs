@@ -732,14 +732,35 @@ impl Engine {
         let Some(&slot) = self.client_slots.get(&id) else {
             return false;
         };
+        let waiting = self.clients[slot].as_ref().and_then(|c| c.blocked.as_ref()).map(|b| (b.deadline, b.postponed));
+        // A deadline record for a wait without deadline is stale: the client's postponed
+        // command ran again (its pause ended) earlier in this batch and now waits on keys.
+        if kind == batch::REC_UNBLOCK && waiting.is_some_and(|(deadline, _)| deadline == 0) {
+            return false;
+        }
+        // A command postponed by CLIENT PAUSE runs when the pause's deadline comes; CLIENT
+        // UNBLOCK leaves it waiting.
+        if waiting.is_some_and(|(_, postponed)| postponed) {
+            if kind != batch::REC_UNBLOCK {
+                return false;
+            }
+            if self.st.pause().is_some() {
+                // Extended meanwhile: postponed again, to the new end.
+                return self.rerun_postponed(id, kind, out);
+            }
+            // The pause is over: every postponed client runs now, in the order they were
+            // postponed (their deadlines, all the same, would fire in id order); this one
+            // answers its deadline's record, the others in extra records.
+            let mut answered = false;
+            for other in core::mem::take(&mut self.st.postponed) {
+                let k = if other == id { batch::REC_UNBLOCK } else { batch::REC_UNBLOCKED };
+                answered |= self.rerun_postponed(other, k, out) && other == id;
+            }
+            return answered || self.rerun_postponed(id, kind, out);
+        }
         let Some(client) = self.clients[slot].as_mut() else {
             return false;
         };
-        // A command postponed by CLIENT PAUSE runs when the pause's deadline comes; CLIENT
-        // UNBLOCK leaves it waiting.
-        if client.blocked.as_ref().is_some_and(|b| b.postponed) {
-            return kind == batch::REC_UNBLOCK && self.rerun_postponed(id, kind, out);
-        }
         let Some(b) = client.blocked.take() else {
             return false;
         };

@@ -70,8 +70,9 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let Some((cmd, bare)) = resolve(ctx, argv) else { return };
     call_resolved(ctx, cmd, bare, argv);
-    // CLIENT CACHING lasts one command, or one transaction (Redis's resetClient).
-    if ctx.client.tracking && !ctx.in_exec && ctx.client.multi.is_none() && !cmd.name.starts_with("client|") {
+    // CLIENT CACHING lasts one command, or one transaction (Redis's resetClient; not
+    // for a command that blocks or is postponed: it runs again later).
+    if ctx.client.tracking && !ctx.in_exec && ctx.client.multi.is_none() && ctx.block.is_none() && !cmd.name.starts_with("client|") {
         ctx.st.tracking.command_done(ctx.client.id);
     }
 }
@@ -150,9 +151,11 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     }
     // CLIENT PAUSE: the command waits for the pause's end (before MULTI queueing, as in
     // Redis); a monitor is a replica to Redis, never paused.
+    // QUIT is answered before any of this in Redis, paused or not.
     if !ctx.in_exec
         && !ctx.st.applying
         && !ctx.client.monitor
+        && cmd.name != "quit"
         && let Some(end) = ctx.st.paused_until(cmd, ctx.client)
     {
         ctx.block = Some(crate::server::blocked::BlockRequest { keys: Vec::new(), deadline: end, rewritten: None, asking: false, postponed: true });

@@ -22,6 +22,13 @@ use alloc::vec::Vec;
 use crate::types::dict::Dict;
 use crate::util::Rng;
 
+/// Random keys a read may invalidate beyond one per key it added, to bring the table
+/// back under a lowered `tracking-table-max-keys`.
+const EVICT_EFFORT: usize = 100;
+
+/// A key's reader list this long is cleared of clients no longer tracking.
+const STALE_CHECK_LEN: usize = 16;
+
 /// A tracking client's mode (CLIENT TRACKING ON's options).
 #[derive(Default, Clone)]
 pub struct Mode {
@@ -98,6 +105,8 @@ pub struct Tracking {
     /// The keys declared to the script running (EVAL's KEYS): what a tracking client's
     /// script reads is remembered as these, as Redis 7.0 remembers the caller's keys.
     pub script_keys: Vec<Box<[u8]>>,
+    /// A BCAST prefix noted a change not yet broadcast (saves walking the prefixes).
+    bcast_pending: bool,
 }
 
 impl Tracking {
@@ -110,6 +119,7 @@ impl Tracking {
             events: Vec::new(),
             current: 0,
             script_keys: Vec::new(),
+            bcast_pending: false,
         }
     }
 
@@ -120,7 +130,7 @@ impl Tracking {
     }
 
     pub fn has_events(&self) -> bool {
-        !self.events.is_empty() || self.prefixes.values().any(|p| !p.changed.is_empty())
+        !self.events.is_empty() || self.bcast_pending
     }
 
     /// INFO's tracking_total_keys, tracking_total_items, tracking_total_prefixes.
@@ -197,24 +207,38 @@ impl Tracking {
 
     /// After a command of client `id` that reads `keys`: in default mode they are
     /// remembered, unless OPTIN without CACHING YES or OPTOUT with CACHING NO. Beyond
-    /// `max_keys` (tracking-table-max-keys, 0: no limit) random keys are invalidated, one
-    /// per key over, so a command's cost stays bounded by its keys.
+    /// `max_keys` (tracking-table-max-keys, 0: no limit) random keys are invalidated, at
+    /// most `EVICT_EFFORT` more than the command added (a lowered limit is reached over
+    /// several reads, as Redis spreads it over its event loop), so a command's cost stays
+    /// bounded by its keys.
     pub fn remember<'k>(&mut self, id: u64, keys: impl Iterator<Item = &'k [u8]>, max_keys: u64, rng: &mut Rng) {
         let Some(mode) = self.clients.get(&id) else { return };
         if mode.bcast || (mode.optin && !mode.caching) || (mode.optout && mode.caching) {
             return;
         }
+        let mut effort = EVICT_EFFORT;
         for key in keys {
+            effort += 1;
             match self.keys.get_mut(key) {
                 Some(ids) if ids.contains(&id) => continue,
-                Some(ids) => ids.push(id),
+                Some(ids) => {
+                    // Clients gone since they read it stay listed (as in Redis) until the
+                    // list grows: then they go, so it stays as long as its live readers.
+                    if ids.len() >= STALE_CHECK_LEN {
+                        let before = ids.len();
+                        ids.retain(|c| self.clients.contains_key(c));
+                        self.items -= before - ids.len();
+                    }
+                    ids.push(id)
+                }
                 None => {
                     self.keys.insert(key, alloc::vec![id]);
                 }
             }
             self.items += 1;
         }
-        while max_keys != 0 && self.keys.len() as u64 > max_keys {
+        while max_keys != 0 && self.keys.len() as u64 > max_keys && effort > 0 {
+            effort -= 1;
             let Some(victim) = self.keys.random(rng).map(|(k, _)| Box::<[u8]>::from(k)) else { break };
             self.invalidate(&victim, false);
         }
@@ -235,6 +259,7 @@ impl Tracking {
             for (p, prefix) in self.prefixes.iter_mut() {
                 if key.starts_with(p) {
                     prefix.changed.insert(Box::from(key), self.current);
+                    self.bcast_pending = true;
                 }
             }
         }
@@ -262,6 +287,7 @@ impl Tracking {
     /// Takes out what a running script is owed so far (kept back while other clients are
     /// answered during it), to be put back with `put_back`.
     pub fn set_aside(&mut self) -> Held {
+        self.bcast_pending = false;
         let changed = self.prefixes.iter_mut().map(|(p, prefix)| (p.clone(), core::mem::take(&mut prefix.changed))).collect();
         Held { events: core::mem::take(&mut self.events), changed }
     }
@@ -276,12 +302,16 @@ impl Tracking {
                 prefix.changed = changed;
             }
         }
+        self.bcast_pending = self.prefixes.values().any(|p| !p.changed.is_empty());
     }
 
     /// Turns the keys the BCAST prefixes noted into one event per (prefix, client), each
     /// client's without the keys it changed itself if NOLOOP (Redis sends these before
     /// it sleeps: after the reply).
     pub fn broadcast(&mut self) {
+        if !core::mem::take(&mut self.bcast_pending) {
+            return;
+        }
         for prefix in self.prefixes.values_mut() {
             if prefix.changed.is_empty() {
                 continue;

@@ -36,6 +36,9 @@ pub struct Engine {
     batch_no: u64,
     /// A batch whose script yielded, to go on with `resume`.
     suspended: Option<Suspended>,
+    /// Clients whose postponed command ran again in this batch when their pause ended
+    /// (their own deadline records, later in the batch, are stale).
+    resumed_from_pause: Vec<u64>,
 }
 
 /// A client's script that yielded (see `Engine::resume`). The records of its batch after
@@ -94,6 +97,7 @@ impl Engine {
             first_keys: Vec::new(),
             batch_no: 0,
             suspended: None,
+            resumed_from_pause: Vec::new(),
         }
     }
 
@@ -233,6 +237,7 @@ impl Engine {
         self.set_time(now_us);
         self.st.rng = Rng::new(seed);
         self.batch_no += 1;
+        self.resumed_from_pause.clear();
         self.first_keys.clear();
         if input.len() > 512 {
             self.plan_prefetch(input);
@@ -600,6 +605,7 @@ impl Engine {
     fn execute_busy(&mut self, input: &[u8], now_us: i64) -> Vec<u8> {
         let batch_now = self.st.now_us;
         self.set_time(now_us);
+        self.resumed_from_pause.clear();
         let queued = self.st.pubsub.set_aside();
         let owed = self.st.tracking.set_aside();
         let mut out = Vec::new();
@@ -732,12 +738,12 @@ impl Engine {
         let Some(&slot) = self.client_slots.get(&id) else {
             return false;
         };
-        let waiting = self.clients[slot].as_ref().and_then(|c| c.blocked.as_ref()).map(|b| (b.deadline, b.postponed));
-        // A deadline record for a wait without deadline is stale: the client's postponed
-        // command ran again (its pause ended) earlier in this batch and now waits on keys.
-        if kind == batch::REC_UNBLOCK && waiting.is_some_and(|(deadline, _)| deadline == 0) {
+        // The deadline record of a client whose postponed command already ran again in
+        // this batch (its pause ended: see below) is stale; it may wait on keys now.
+        if kind == batch::REC_UNBLOCK && self.resumed_from_pause.contains(&id) {
             return false;
         }
+        let waiting = self.clients[slot].as_ref().and_then(|c| c.blocked.as_ref()).map(|b| (b.deadline, b.postponed));
         // A command postponed by CLIENT PAUSE runs when the pause's deadline comes; CLIENT
         // UNBLOCK leaves it waiting.
         if waiting.is_some_and(|(_, postponed)| postponed) {
@@ -754,6 +760,7 @@ impl Engine {
             let mut answered = false;
             for other in core::mem::take(&mut self.st.postponed) {
                 let k = if other == id { batch::REC_UNBLOCK } else { batch::REC_UNBLOCKED };
+                self.resumed_from_pause.push(other);
                 answered |= self.rerun_postponed(other, k, out) && other == id;
             }
             return answered || self.rerun_postponed(id, kind, out);

@@ -22,7 +22,7 @@ pub fn client_tracking(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
                 return ctx.err("ERR A client can only redirect to a single other client");
             }
             let Some(id) = crate::util::parse_i64(argv[j]) else { return ctx.not_integer() };
-            let exists = id as u64 == ctx.client.id || ctx.clients.iter().flatten().any(|c| c.id as i64 == id);
+            let exists = id as u64 == ctx.client.id || ctx.clients.iter().flatten().any(|c| c.id as i64 == id && !c.killed);
             if !exists {
                 return ctx.err("ERR The client ID you want redirect to does not exist");
             }

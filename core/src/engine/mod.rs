@@ -146,22 +146,28 @@ impl Engine {
         self.last_slot = None;
         if let Some(slot) = self.client_slots.remove(&id) {
             if let Some(mut c) = self.clients[slot].take() {
-                crate::server::state::unwatch_all(&mut self.st, &mut c);
-                self.st.pubsub.drop_client(c.id, &mut c.subs);
-                if c.monitor {
-                    self.st.monitors.remove(c.id);
-                }
-                if c.tracking {
-                    self.st.tracking.disable(c.id);
-                }
-                // A blocked client that leaves is forgotten by every key it waited on.
-                if let Some(b) = c.blocked.take() {
-                    self.st.blocking.remove(id, &b);
-                }
-                self.st.postponed.retain(|&p| p != id);
+                self.forget_client(&mut c);
             }
             self.free_slots.push(slot);
         }
+    }
+
+    /// Takes a client out of everything that names it (watches, subscriptions, MONITOR,
+    /// tracking, the keys it waits on, a pause), as Redis's freeClient does.
+    fn forget_client(&mut self, c: &mut Client) {
+        let id = c.id;
+        crate::server::state::unwatch_all(&mut self.st, c);
+        self.st.pubsub.drop_client(id, &mut c.subs);
+        if core::mem::take(&mut c.monitor) {
+            self.st.monitors.remove(id);
+        }
+        if core::mem::take(&mut c.tracking) {
+            self.st.tracking.disable(id);
+        }
+        if let Some(b) = c.blocked.take() {
+            self.st.blocking.remove(id, &b);
+        }
+        self.st.postponed.retain(|&p| p != id);
     }
 
     /// Finds every command's first key (where its key spec puts it: EVALSHA's after the
@@ -534,6 +540,8 @@ impl Engine {
         if crate::protocol::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
             let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
+            // Run as it came: right after ASKING, if it did (cluster mode).
+            ctx.client.asking = b.asking;
             crate::server::dispatch::call(&mut ctx, &argv);
             outcome = Outcome::of(&mut ctx);
         }
@@ -720,15 +728,15 @@ impl Engine {
     }
 
     /// CLIENT KILL of `id`: it runs nothing more (a blocked command of it is forgotten, so
-    /// no write serves it) and the host closes its connection.
+    /// no write serves it), nothing names it, and the host closes its connection.
     fn kill_client(&mut self, id: u64, out: &mut Vec<u8>) {
         let Some(&slot) = self.client_slots.get(&id) else { return };
-        let Some(c) = self.clients[slot].as_mut() else { return };
+        let Some(mut c) = self.clients[slot].take() else { return };
+        // Freed at once as in Redis: no message, invalidation or wake-up reaches it any
+        // more; its slot stays until its disconnect.
         c.killed = true;
-        if let Some(b) = c.blocked.take() {
-            self.st.blocking.remove(id, &b);
-        }
-        self.st.postponed.retain(|&p| p != id);
+        self.forget_client(&mut c);
+        self.clients[slot] = Some(c);
         batch::write_out(out, batch::REC_KILL, id, 0, b"", b"");
     }
 

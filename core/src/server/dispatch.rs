@@ -158,7 +158,7 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
         && cmd.name != "quit"
         && let Some(end) = ctx.st.paused_until(cmd, ctx.client)
     {
-        ctx.block = Some(crate::server::blocked::BlockRequest { keys: Vec::new(), deadline: end, rewritten: None, asking: false, postponed: true });
+        ctx.block = Some(crate::server::blocked::BlockRequest { keys: Vec::new(), deadline: end, rewritten: None, asking: asked, postponed: true });
         return;
     }
     if ctx.client.multi.is_some() && !ctx.in_exec && cmd.flags & flags::TX_CONTROL == 0 {

@@ -98,6 +98,8 @@ fn conversation(port: u16) -> Vec<String> {
     note("SUBSCRIBE", got);
     let got = c.cmd(0, &["CLIENT", "KILL", "TYPE", "pubsub"]);
     note("CLIENT KILL TYPE pubsub", got);
+    let got = c.cmd(0, &["PUBLISH", "ch", "x"]);
+    note("PUBLISH to the killed subscriber's channel (it is gone)", got);
     note("subscriber closed", c.closed(s).to_string());
     note("3 still open", (!c.closed(3)).to_string());
 

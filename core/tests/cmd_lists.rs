@@ -414,6 +414,33 @@ impl Multi {
     }
 }
 
+/// CLIENT KILL at the engine boundary: the kill is an extra REC_KILL record for the host;
+/// what the killed client sent after it in the same batch runs not at all (an empty,
+/// closing answer with no effects), and a killed blocked client takes nothing.
+#[test]
+fn client_kill_at_the_engine_boundary() {
+    let mut m = Multi::new();
+    let out = m.batch(&[(1, "SET x 1"), (3, "BLPOP q 0")], &[]);
+    assert_eq!(out[1].flags & batch::OUT_BLOCKED, batch::OUT_BLOCKED);
+    let out = m.batch(&[(2, "CLIENT KILL ID 1"), (1, "SET after-kill 1"), (2, "CLIENT KILL ID 3"), (2, "RPUSH q a"), (2, "EXISTS after-kill")], &[]);
+    let got: Vec<(u8, u64, &str)> = out.iter().map(|o| (o.kind, o.client, o.reply.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            (batch::REC_COMMAND, 2, ":1\r\n"),
+            (batch::REC_KILL, 1, ""),
+            (batch::REC_COMMAND, 1, ""),
+            (batch::REC_COMMAND, 2, ":1\r\n"),
+            (batch::REC_KILL, 3, ""),
+            (batch::REC_COMMAND, 2, ":1\r\n"),
+            (batch::REC_COMMAND, 2, ":0\r\n"),
+        ]
+    );
+    assert_eq!((out[2].flags & batch::OUT_CLOSE, out[2].effects), (batch::OUT_CLOSE, 0));
+    let out = m.batch(&[(2, "LLEN q")], &[]);
+    assert_eq!(out[0].reply, int(1));
+}
+
 #[test]
 fn blocking_protocol_at_the_engine_boundary() {
     let mut m = Multi::new();

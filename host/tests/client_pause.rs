@@ -15,6 +15,7 @@ fn s(r: Vec<u8>) -> String {
 
 fn conversation(port: u16) -> Vec<String> {
     let mut c: Vec<Raw> = (0..5).map(|_| Raw::connect(port)).collect();
+    let id4 = s(c[4].cmd(&["CLIENT", "ID"])).trim_start_matches(':').trim_end().to_string();
     let mut seen = Vec::new();
     let mut note = |what: &str, got: String| seen.push(format!("{what} -> {got:?}"));
 
@@ -42,6 +43,8 @@ fn conversation(port: u16) -> Vec<String> {
     c[3].send(&["PUBLISH", "ch", "m"]);
     note("MULTI (4)", s(c[4].cmd(&["MULTI"])));
     c[4].send(&["SET", "k", "2"]);
+    // At least e's 30 ms pass (it must have expired); the postponed commands need no wait:
+    // their replies are the same whenever they arrive.
     std::thread::sleep(Duration::from_millis(60));
     note("GET k (read during the pause)", s(c[2].cmd(&["GET", "k"])));
     note("GET e (expired, not deleted)", s(c[2].cmd(&["GET", "e"])));
@@ -65,9 +68,16 @@ fn conversation(port: u16) -> Vec<String> {
 
     // When a pause ends by itself, the postponed commands run in the order they came,
     // whatever the clients' ids (4 was connected after 1).
-    note("CLIENT PAUSE 300 WRITE", s(c[0].cmd(&["CLIENT", "PAUSE", "300", "WRITE"])));
+    note("CLIENT PAUSE 500 WRITE", s(c[0].cmd(&["CLIENT", "PAUSE", "500", "WRITE"])));
     c[4].send(&["SET", "order", "first"]);
-    std::thread::sleep(Duration::from_millis(50));
+    // 1 sends only once 4's SET is in: postponed (flag b), or already run.
+    loop {
+        let list = s(c[2].cmd(&["CLIENT", "LIST", "ID", &id4]));
+        if list.contains(" flags=b ") || s(c[2].cmd(&["GET", "order"])) == "$5\r\nfirst\r\n" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
     c[1].send(&["SET", "order", "second"]);
     note("SET order first", s(c[4].read_reply()));
     note("SET order second", s(c[1].read_reply()));
@@ -75,20 +85,24 @@ fn conversation(port: u16) -> Vec<String> {
 
     // ALL: everything waits, CLIENT UNPAUSE too, until the pause ends by itself.
     note("CLIENT PAUSE 300 ALL", s(c[0].cmd(&["CLIENT", "PAUSE", "300", "ALL"])));
+    // (Commands of several clients postponed together: their replies do not depend on
+    // which arrived first.)
     c[1].send(&["INCR", "n"]);
-    c[2].send(&["GET", "n"]);
+    c[2].send(&["PING"]);
     c[0].send(&["CLIENT", "UNPAUSE"]);
     note("INCR n", s(c[1].read_reply()));
-    note("GET n", s(c[2].read_reply()));
+    note("PING", s(c[2].read_reply()));
     note("CLIENT UNPAUSE (waited too)", s(c[0].read_reply()));
+    note("GET n", s(c[2].cmd(&["GET", "n"])));
 
     // A WRITE pause widened to ALL while clients wait: they run when it ends.
     note("CLIENT PAUSE 200 WRITE", s(c[0].cmd(&["CLIENT", "PAUSE", "200", "WRITE"])));
     note("CLIENT PAUSE 300 ALL", s(c[0].cmd(&["CLIENT", "PAUSE", "300", "ALL"])));
     c[1].send(&["INCR", "n"]);
-    c[2].send(&["GET", "n"]);
+    c[2].send(&["PING"]);
     note("INCR n", s(c[1].read_reply()));
-    note("GET n", s(c[2].read_reply()));
+    note("PING", s(c[2].read_reply()));
+    note("GET n", s(c[2].cmd(&["GET", "n"])));
     seen
 }
 
@@ -124,14 +138,16 @@ fn a_paused_primary_keeps_its_lease() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let mut p = Raw::connect(primary);
-    assert_eq!(p.cmd(&["CLIENT", "PAUSE", "3000", "WRITE"]), b"+OK\r\n");
+    // A pause far longer than the test; UNPAUSE ends it, so nothing hangs on a clock.
+    assert_eq!(p.cmd(&["CLIENT", "PAUSE", "600000", "WRITE"]), b"+OK\r\n");
     let mut w = Raw::connect(primary);
     w.send(&["SET", "k", "v"]);
-    // Ten leases long: still the primary, and a read answers.
+    // Some eight leases: still the primary, and a read answers.
     std::thread::sleep(Duration::from_millis(2500));
     assert!(role(primary).contains("master"), "the paused node lost its lease");
     assert!(!role(other).contains("master"), "the other node took over during the pause");
     assert_eq!(p.cmd(&["GET", "k"]), b"$-1\r\n");
+    assert_eq!(p.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
     assert_eq!(w.read_reply(), b"+OK\r\n");
     assert!(role(primary).contains("master"));
     assert_eq!(p.cmd(&["GET", "k"]), b"$1\r\nv\r\n");

@@ -7,11 +7,15 @@
 //!
 //!   cargo bench -p memoria-benches --bench replica_lag [-- SAMPLES]
 
+#[path = "support.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use support::{Proc, free_port};
 
 struct Conn {
     r: BufReader<TcpStream>,
@@ -19,15 +23,7 @@ struct Conn {
 
 impl Conn {
     fn connect(port: u16) -> Conn {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
-                s.set_nodelay(true).unwrap();
-                return Conn { r: BufReader::new(s) };
-            }
-            assert!(Instant::now() < deadline, "nothing listens on {port}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        Conn { r: BufReader::new(support::connect(port)) }
     }
 
     fn cmd(&mut self, args: &[&str]) -> String {
@@ -50,26 +46,6 @@ impl Conn {
         }
         line.trim_end().to_string()
     }
-}
-
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn memoria_bin() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().unwrap().parent().unwrap().join("memoria");
-    assert!(p.exists(), "{} missing: cargo build --release -p memoria-host", p.display());
-    p
 }
 
 /// Lag samples: write on `primary`, poll `replica` until the value shows.
@@ -114,22 +90,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
 
     // Memoria: the supervisor, a primary and a replica.
-    let port = free_port();
-    let base = loop {
-        let b = free_port();
-        if std::net::TcpListener::bind(("127.0.0.1", b + 1)).is_ok() {
-            break b;
-        }
-    };
-    let _up = Proc(
-        Command::new(memoria_bin())
-            .args(["up", "--port", &port.to_string(), "--node-port-base", &base.to_string(), "--replicas", "1", "--data-dir"])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("memoria up"),
-    );
+    let (_up, _) = support::memoria_up(&dir, &["--replicas", "1"]);
     let cluster = dir.join("cluster.json");
     let deadline = Instant::now() + Duration::from_secs(60);
     let (primary, replica) = loop {

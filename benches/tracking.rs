@@ -11,39 +11,23 @@
 //! `MEMORIA_BENCH_CLIENTS` (default "50 500"), `MEMORIA_BENCH_SECS` (per round, default 3),
 //! `MEMORIA_BENCH_ROUNDS` (default 3).
 
+#[path = "support.rs"]
+mod support;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use support::{Proc, connect, free_port};
+
 const KEYS: u64 = 100_000;
 const VALUE: usize = 100;
 
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn env(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_string())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn memoria_bin() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let p = exe.parent().unwrap().parent().unwrap().join("memoria");
-    assert!(p.exists(), "{} missing: cargo build --release", p.display());
-    p
 }
 
 fn encode(args: &[&[u8]]) -> Vec<u8> {
@@ -54,18 +38,6 @@ fn encode(args: &[&[u8]]) -> Vec<u8> {
         b.extend_from_slice(b"\r\n");
     }
     b
-}
-
-fn connect(port: u16) -> TcpStream {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
-            s.set_nodelay(true).unwrap();
-            return s;
-        }
-        assert!(Instant::now() < deadline, "nothing listens on {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Sends `request` and reads until the bytes received end with `until`.
@@ -153,22 +125,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
 
     // `memoria up` as users run it (durable, a replica); its documented endpoint.
-    let port = free_port();
-    let base = loop {
-        let b = free_port();
-        if std::net::TcpListener::bind(("127.0.0.1", b + 1)).is_ok() {
-            break b;
-        }
-    };
-    let _up = Proc(
-        Command::new(memoria_bin())
-            .args(["up", "--port", &port.to_string(), "--node-port-base", &base.to_string(), "--no-console", "--data-dir"])
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("memoria up"),
-    );
+    let (_up, port) = support::memoria_up(&dir, &["--no-console"]);
     let rport = free_port();
     let _redis = Proc(
         Command::new("redis-server")

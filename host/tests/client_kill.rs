@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Memoria, Raw, RedisServer};
+use common::{Memoria, Raw};
 
 struct Conns {
     port: u16,
@@ -150,13 +150,7 @@ fn conversation(port: u16) -> Vec<String> {
 
 #[test]
 fn client_kill_matches_redis() {
-    let redis = RedisServer::start(&[]);
-    let memoria = Memoria::start();
-    let want = conversation(redis.port);
-    let got = conversation(memoria.port);
-    let diffs: Vec<String> = want.iter().zip(&got).filter(|(w, g)| w != g).map(|(w, g)| format!("  redis:   {w}\n  memoria: {g}")).collect();
-    assert_eq!(want.len(), got.len());
-    assert!(diffs.is_empty(), "CLIENT KILL differs from redis-server:\n{}", diffs.join("\n"));
+    common::same_as_redis("CLIENT KILL", conversation);
 }
 
 /// What a killed connection had sent and not yet had run never runs (Redis frees it with

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Memoria, Raw, RedisServer};
+use common::Raw;
 
 fn s(r: Vec<u8>) -> String {
     String::from_utf8_lossy(&r).into_owned()
@@ -108,16 +108,7 @@ fn conversation(port: u16) -> Vec<String> {
 
 #[test]
 fn client_pause_matches_redis() {
-    let redis = RedisServer::start(&[]);
-    let memoria = Memoria::start();
-    let want = conversation(redis.port);
-    let got = conversation(memoria.port);
-    if std::env::var_os("PAUSE_TEST_TRACE").is_some() {
-        eprintln!("{}", got.join("\n"));
-    }
-    assert_eq!(want.len(), got.len());
-    let diffs: Vec<String> = want.iter().zip(&got).filter(|(w, g)| w != g).map(|(w, g)| format!("  redis:   {w}\n  memoria: {g}")).collect();
-    assert!(diffs.is_empty(), "CLIENT PAUSE differs from redis-server:\n{}", diffs.join("\n"));
+    common::same_as_redis("CLIENT PAUSE", conversation);
 }
 
 /// A primary paused for longer than its lease keeps the lease (the host renews it while

@@ -159,17 +159,7 @@ fn keyspace_notifications_follow_durable_writes() {
     s3.cmd(&["SUBSCRIBE", "__keyspace@0__:h"]);
 
     // Several writers at once: each event arrives after its write is in the log.
-    let writers: Vec<_> = (0..3)
-        .map(|t| {
-            let port = l.primary;
-            std::thread::spawn(move || {
-                let mut c = Raw::connect(port);
-                for i in 0..40 {
-                    assert_eq!(c.cmd(&["SET", &format!("w{t}-{i}"), "v"]), b"+OK\r\n");
-                }
-            })
-        })
-        .collect();
+    let writers = common::spawn_writers(l.primary, 3, 40);
     let mut seen = Vec::new();
     for _ in 0..120 {
         let it = items(&s.read_reply()).unwrap();

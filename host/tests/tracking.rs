@@ -363,29 +363,25 @@ fn invalidated_keys(reply: &[u8]) -> Option<Vec<String>> {
     Some(keys)
 }
 
+/// A RESP3 connection to `port` with CLIENT TRACKING on (default mode).
+fn tracking_client(port: u16) -> Raw {
+    let mut c = Raw::connect(port);
+    c.cmd(&["HELLO", "3"]);
+    assert_eq!(c.cmd(&["CLIENT", "TRACKING", "ON"]), b"+OK\r\n");
+    c
+}
+
 #[test]
 fn invalidations_follow_durable_writes() {
     let l = common::start_logged_pair("tracking");
-    let mut t = Raw::connect(l.primary);
-    t.cmd(&["HELLO", "3"]);
-    assert_eq!(t.cmd(&["CLIENT", "TRACKING", "ON"]), b"+OK\r\n");
+    let mut t = tracking_client(l.primary);
     let keys: Vec<String> = (0..3).flat_map(|w| (0..40).map(move |i| format!("w{w}-{i}"))).collect();
     for k in &keys {
         assert_eq!(t.cmd(&["GET", k]), b"_\r\n");
     }
     // Several writers at once: each invalidation arrives after its write is in the log, so
     // a client never drops a cached value for a write that could still be lost.
-    let writers: Vec<_> = (0..3)
-        .map(|w| {
-            let port = l.primary;
-            std::thread::spawn(move || {
-                let mut c = Raw::connect(port);
-                for i in 0..40 {
-                    assert_eq!(c.cmd(&["SET", &format!("w{w}-{i}"), "v"]), b"+OK\r\n");
-                }
-            })
-        })
-        .collect();
+    let writers = common::spawn_writers(l.primary, 3, 40);
     let mut seen = Vec::new();
     while seen.len() < keys.len() {
         let push = t.read_reply();
@@ -414,9 +410,7 @@ fn invalidations_follow_durable_writes() {
 #[test]
 fn a_replica_invalidates_for_the_writes_it_applies() {
     let l = common::start_logged_pair("tracking-replica");
-    let mut r = Raw::connect(l.replica);
-    r.cmd(&["HELLO", "3"]);
-    assert_eq!(r.cmd(&["CLIENT", "TRACKING", "ON"]), b"+OK\r\n");
+    let mut r = tracking_client(l.replica);
     assert_eq!(r.cmd(&["GET", "k"]), b"_\r\n");
     let mut p = Raw::connect(l.primary);
     assert_eq!(p.cmd(&["SET", "k", "1"]), b"+OK\r\n");

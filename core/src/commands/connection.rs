@@ -228,35 +228,26 @@ pub fn client_setinfo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn client_noevict(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    match on_off(argv[2]) {
-        Some(on) => {
-            ctx.client.no_evict = on;
-            ctx.reply.ok()
-        }
-        None => ctx.syntax_error(),
-    }
+    set_client_mode(ctx, argv[2], |c| &mut c.no_evict);
 }
 
 /// CLIENT NO-TOUCH ON|OFF (Redis 7.2): the client's commands do not change the access
 /// time (OBJECT IDLETIME, LRU eviction) of the keys they read or write, except TOUCH.
 pub fn client_notouch(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    match on_off(argv[2]) {
-        Some(on) => {
-            ctx.client.no_touch = on;
-            ctx.reply.ok()
-        }
-        None => ctx.syntax_error(),
-    }
+    set_client_mode(ctx, argv[2], |c| &mut c.no_touch);
 }
 
-fn on_off(a: &[u8]) -> Option<bool> {
-    if eq_ic(a, b"ON") {
-        Some(true)
-    } else if eq_ic(a, b"OFF") {
-        Some(false)
+/// Sets the client's `mode` from ON|OFF (a syntax error otherwise).
+fn set_client_mode(ctx: &mut Ctx<'_>, arg: &[u8], mode: fn(&mut Client) -> &mut bool) {
+    let on = if eq_ic(arg, b"ON") {
+        true
+    } else if eq_ic(arg, b"OFF") {
+        false
     } else {
-        None
-    }
+        return ctx.syntax_error();
+    };
+    *mode(ctx.client) = on;
+    ctx.reply.ok();
 }
 
 pub fn client_reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
@@ -289,23 +280,13 @@ pub fn client_info(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
 
 pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut ids: Option<Vec<u64>> = None;
-    // TYPE normal/pubsub split clients by their subscriptions (no masters or replicas).
-    let mut want_pubsub: Option<bool> = None;
+    let mut kind: Option<&'static str> = None;
     let mut i = 2;
     while i < argv.len() {
         // Redis 7.0 takes one filter: TYPE <type>, or ID <id> [<id> ...].
         if eq_ic(argv[i], b"TYPE") && argv.len() == 4 {
-            let t = argv[i + 1];
-            if !(eq_ic(t, b"normal") || eq_ic(t, b"master") || eq_ic(t, b"replica") || eq_ic(t, b"slave") || eq_ic(t, b"pubsub")) {
-                return ctx.err(&alloc::format!("ERR Unknown client type '{}'", String::from_utf8_lossy(t)));
-            }
-            if eq_ic(t, b"normal") {
-                want_pubsub = Some(false);
-            } else if eq_ic(t, b"pubsub") {
-                want_pubsub = Some(true);
-            } else {
-                ids = Some(Vec::new());
-            }
+            let Some(k) = parse_client_type(ctx, argv[i + 1]) else { return };
+            kind = Some(k);
             i += 2;
         } else if eq_ic(argv[i], b"ID") && i + 1 < argv.len() {
             let mut v = Vec::new();
@@ -321,12 +302,12 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             return ctx.syntax_error();
         }
     }
-    let mut all: Vec<&Client> = ctx.clients.iter().flatten().filter(|c| !c.killed).collect();
+    let mut all: Vec<&Client> = ctx.others().collect();
     all.push(ctx.client);
     all.sort_by_key(|c| c.id);
     let mut out = Vec::new();
     for c in all {
-        if ids.as_ref().is_none_or(|v| v.contains(&c.id)) && want_pubsub.is_none_or(|p| p == c.subs.active()) {
+        if ids.as_ref().is_none_or(|v| v.contains(&c.id)) && kind.is_none_or(|k| k == client_type(c)) {
             client_line(c, crate::server::acl::enforce::user_name(&ctx.st.acl, c), ctx.st.tracking.clients.get(&c.id), ctx.st.now_ms, &mut out);
         }
     }
@@ -337,6 +318,18 @@ pub fn client_list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// is a master or a replica (replicas tail the log); a monitor counts as normal.
 fn client_type(c: &Client) -> &'static str {
     if c.subs.active() { "pubsub" } else { "normal" }
+}
+
+/// A type name as CLIENT LIST/KILL TYPE take it (Redis's getClientTypeByName), or the
+/// error Redis answers.
+fn parse_client_type(ctx: &mut Ctx<'_>, t: &[u8]) -> Option<&'static str> {
+    for (name, kind) in [("normal", "normal"), ("pubsub", "pubsub"), ("master", "master"), ("replica", "replica"), ("slave", "replica")] {
+        if eq_ic(t, name.as_bytes()) {
+            return Some(kind);
+        }
+    }
+    ctx.err(&alloc::format!("ERR Unknown client type '{}'", String::from_utf8_lossy(t)));
+    None
 }
 
 /// CLIENT KILL addr:port (the old form: +OK or an error, and it may kill the caller), or
@@ -367,13 +360,8 @@ pub fn client_kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
                     _ => return ctx.err("ERR client-id should be greater than 0"),
                 }
             } else if eq_ic(opt, b"TYPE") {
-                kind = Some(match () {
-                    _ if eq_ic(v, b"normal") => "normal",
-                    _ if eq_ic(v, b"pubsub") => "pubsub",
-                    _ if eq_ic(v, b"master") => "master",
-                    _ if eq_ic(v, b"replica") || eq_ic(v, b"slave") => "replica",
-                    _ => return ctx.err(&alloc::format!("ERR Unknown client type '{}'", String::from_utf8_lossy(v))),
-                });
+                let Some(k) = parse_client_type(ctx, v) else { return };
+                kind = Some(k);
             } else if eq_ic(opt, b"ADDR") {
                 addr = Some(v);
             } else if eq_ic(opt, b"LADDR") {
@@ -413,13 +401,9 @@ pub fn client_kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             && user.is_none_or(|(slot, generation)| c.user == slot && c.user_gen == generation)
             && (max_age == 0 || (now - c.created_ms) / 1000 > max_age)
     };
-    let mut killed = 0;
-    for c in ctx.clients.iter().flatten().filter(|c| !c.killed) {
-        if matches(c) {
-            ctx.kill.push(c.id);
-            killed += 1;
-        }
-    }
+    let hit: Vec<u64> = ctx.others().filter(|c| matches(c)).map(|c| c.id).collect();
+    let mut killed = hit.len() as i64;
+    ctx.kill.extend(hit);
     if !skipme && matches(ctx.client) {
         // Closed after this reply (Redis's CLIENT_CLOSE_AFTER_REPLY).
         ctx.close = true;
@@ -475,8 +459,8 @@ pub fn client_unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         Some(r) if eq_ic(r, b"ERROR") => true,
         Some(_) => return ctx.err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
     };
-    let blocked = ctx.clients.iter().flatten().any(|c| c.id as i64 == id && c.blocked.as_ref().is_some_and(|b| !b.postponed))
-        && !ctx.unblock.iter().any(|&(t, _)| t as i64 == id);
+    let blocked =
+        ctx.others().any(|c| c.id as i64 == id && c.blocked.as_ref().is_some_and(|b| !b.postponed)) && !ctx.unblock.iter().any(|&(t, _)| t as i64 == id);
     if blocked {
         ctx.unblock.push((id as u64, error));
     }

@@ -22,7 +22,7 @@ pub fn client_tracking(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
                 return ctx.err("ERR A client can only redirect to a single other client");
             }
             let Some(id) = crate::util::parse_i64(argv[j]) else { return ctx.not_integer() };
-            let exists = id as u64 == ctx.client.id || ctx.clients.iter().flatten().any(|c| c.id as i64 == id && !c.killed);
+            let exists = id as u64 == ctx.client.id || ctx.others().any(|c| c.id as i64 == id);
             if !exists {
                 return ctx.err("ERR The client ID you want redirect to does not exist");
             }
@@ -114,28 +114,17 @@ pub fn client_trackinginfo(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     match &mode {
         None => flags.push(b"off"),
         Some(m) => {
-            flags.push(b"on");
-            if m.bcast {
-                flags.push(b"bcast");
-            }
-            if m.optin {
-                flags.push(b"optin");
-                if m.caching {
-                    flags.push(b"caching-yes");
-                }
-            }
-            if m.optout {
-                flags.push(b"optout");
-                if m.caching {
-                    flags.push(b"caching-no");
-                }
-            }
-            if m.noloop {
-                flags.push(b"noloop");
-            }
-            if m.broken_redirect {
-                flags.push(b"broken_redirect");
-            }
+            let named: [(bool, &[u8]); 8] = [
+                (true, b"on"),
+                (m.bcast, b"bcast"),
+                (m.optin, b"optin"),
+                (m.optin && m.caching, b"caching-yes"),
+                (m.optout, b"optout"),
+                (m.optout && m.caching, b"caching-no"),
+                (m.noloop, b"noloop"),
+                (m.broken_redirect, b"broken_redirect"),
+            ];
+            flags.extend(named.iter().filter(|(on, _)| *on).map(|&(_, f)| f));
         }
     }
     ctx.reply.map(3);

@@ -385,11 +385,7 @@ impl Engine {
             self.clients[slot] = Some(client);
             return false;
         }
-        self.args.clear();
-        self.reply.buf.clear();
-        self.effects.clear();
-        self.reply.resp3 = client.resp3;
-        self.st.tracking.current = id;
+        self.begin_command(&client);
         let mut outcome = Outcome::default();
         if crate::protocol::resp::read_command(payload, &mut self.args).is_some() && !self.args.is_empty() {
             let (args, clients) = (&self.args, &self.clients);
@@ -414,6 +410,15 @@ impl Engine {
         }
         self.finish_command(slot, client, payload, outcome, out);
         false
+    }
+
+    /// Clears the buffers one command's run fills, for `client`'s command.
+    fn begin_command(&mut self, client: &Client) {
+        self.args.clear();
+        self.reply.buf.clear();
+        self.effects.clear();
+        self.reply.resp3 = client.resp3;
+        self.st.tracking.current = client.id;
     }
 
     /// Writes the output record of client `client`'s command (in `slot`): its reply and
@@ -531,11 +536,7 @@ impl Engine {
             return false;
         };
         self.st.postponed.retain(|&c| c != id);
-        self.args.clear();
-        self.reply.buf.clear();
-        self.effects.clear();
-        self.reply.resp3 = client.resp3;
-        self.st.tracking.current = id;
+        self.begin_command(&client);
         let mut outcome = Outcome::default();
         if crate::protocol::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
@@ -687,11 +688,7 @@ impl Engine {
             self.clients[slot] = Some(client);
             return;
         };
-        self.args.clear();
-        self.reply.buf.clear();
-        self.effects.clear();
-        self.reply.resp3 = client.resp3;
-        self.st.tracking.current = id;
+        self.begin_command(&client);
         let mut still = None;
         if crate::protocol::resp::read_command(&b.command, &mut self.args).is_some() && !self.args.is_empty() {
             let argv: Vec<&[u8]> = self.args.iter().map(|&(a, e)| &b.command[a..e]).collect();
@@ -751,10 +748,9 @@ impl Engine {
         if kind == batch::REC_UNBLOCK && self.resumed_from_pause.contains(&id) {
             return false;
         }
-        let waiting = self.clients[slot].as_ref().and_then(|c| c.blocked.as_ref()).map(|b| (b.deadline, b.postponed));
         // A command postponed by CLIENT PAUSE runs when the pause's deadline comes; CLIENT
         // UNBLOCK leaves it waiting.
-        if waiting.is_some_and(|(_, postponed)| postponed) {
+        if self.clients[slot].as_ref().and_then(|c| c.blocked.as_ref()).is_some_and(|b| b.postponed) {
             if kind != batch::REC_UNBLOCK {
                 return false;
             }
@@ -830,16 +826,15 @@ impl Engine {
             let Some(owner) = find(ev.client) else { continue };
             let redirected = mode.redirect != 0;
             let receiver = if redirected { mode.redirect } else { ev.client };
-            let msg = match find(receiver) {
-                Some(r) => tracking::message(&ev.what, r.resp3, r.subs.active(), redirected, owner.resp3),
+            let (to, msg) = match find(receiver) {
+                Some(r) => (receiver, tracking::message(&ev.what, r.resp3, r.subs.active(), redirected, owner.resp3)),
                 None => {
                     // The redirection's client is gone: a RESP3 tracking client is told.
                     mode.broken_redirect = true;
-                    owner.resp3.then(|| tracking::broken_redirect_message(mode.redirect))
+                    (ev.client, owner.resp3.then(|| tracking::broken_redirect_message(mode.redirect)))
                 }
             };
             let Some(msg) = msg else { continue };
-            let to = if find(receiver).is_some() { receiver } else { ev.client };
             if me.is_some_and(|c| c.id == to) && ev.after_reply {
                 after.extend_from_slice(&msg);
             } else {

@@ -79,6 +79,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The other clients still connected (CLIENT KILL's are gone though their slots wait
+    /// for their disconnect).
+    pub fn others(&self) -> impl Iterator<Item = &Client> {
+        self.clients.iter().flatten().filter(|c| !c.killed)
+    }
+
     /// False where Redis sets CLIENT_DENY_BLOCKING (inside MULTI/EXEC) or nothing can
     /// wait (applying a primary's effects): a blocking command then answers as on timeout.
     pub fn may_block(&self) -> bool {

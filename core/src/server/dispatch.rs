@@ -206,15 +206,7 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     // reads remember the keys declared to the script, as Redis 7.0 does (EVAL_RO and
     // FCALL_RO themselves are not reads here).
     if ctx.client.tracking && cmd.flags & flags::READONLY != 0 && cmd.flags & (flags::SCRIPT | flags::PUBSUB) == 0 {
-        if ctx.in_script {
-            let keys = core::mem::take(&mut ctx.st.tracking.script_keys);
-            let max = ctx.st.config.tracking_table_max_keys;
-            let st = &mut *ctx.st;
-            st.tracking.remember(ctx.client.id, keys.iter().map(|k| &k[..]), max, &mut st.rng);
-            st.tracking.script_keys = keys;
-        } else {
-            remember_keys(ctx, cmd, argv);
-        }
+        remember_read(ctx, cmd, argv);
     }
     if ctx.suspended {
         // Its script goes on in the next engine call (`Engine::resume`).
@@ -234,11 +226,15 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     ctx.custom_fx = saved_custom;
 }
 
-/// Remembers the keys `argv` read for `ctx.client`'s cache (Redis's trackingRememberKeys).
-fn remember_keys(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, argv: &[&[u8]]) {
+/// Remembers what `argv` read for `ctx.client`'s cache (Redis's trackingRememberKeys):
+/// its keys, or in a script the keys declared to the script.
+fn remember_read(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, argv: &[&[u8]]) {
+    let (st, id) = (&mut *ctx.st, ctx.client.id);
+    let max = st.config.tracking_table_max_keys;
+    if ctx.in_script {
+        return st.tracking.remember_script_keys(id, max, &mut st.rng);
+    }
     let mut idx = Vec::new();
     cmd.key_indexes_argv(argv, &mut idx);
-    let max = ctx.st.config.tracking_table_max_keys;
-    let st = &mut *ctx.st;
-    st.tracking.remember(ctx.client.id, idx.iter().map(|&i| argv[i]), max, &mut st.rng);
+    st.tracking.remember(id, idx.iter().map(|&i| argv[i]), max, &mut st.rng);
 }

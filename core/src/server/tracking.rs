@@ -19,6 +19,7 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
+use crate::protocol::reply::Reply;
 use crate::types::dict::Dict;
 use crate::util::Rng;
 
@@ -244,6 +245,14 @@ impl Tracking {
         }
     }
 
+    /// `remember` for a command a script of client `id` ran: the keys declared to the
+    /// script stand for what it read (`script_keys`).
+    pub fn remember_script_keys(&mut self, id: u64, max_keys: u64, rng: &mut Rng) {
+        let keys = core::mem::take(&mut self.script_keys);
+        self.remember(id, keys.iter().map(|k| &k[..]), max_keys, rng);
+        self.script_keys = keys;
+    }
+
     /// Clears CLIENT CACHING's one-command effect (Redis's resetClient, after any command
     /// but CLIENT outside a transaction).
     pub fn command_done(&mut self, id: u64) {
@@ -334,45 +343,35 @@ impl Tracking {
 /// nothing). `null_resp3`: the protocol of the tracking client, whose null a flush
 /// carries (Redis's shared.null[c->resp]).
 pub fn message(what: &Invalidation, resp3: bool, subscribed: bool, redirected: bool, null_resp3: bool) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
+    let mut r = Reply { buf: Vec::new(), resp3 };
     if resp3 {
-        out.extend_from_slice(b">2\r\n$10\r\ninvalidate\r\n");
+        r.push(2);
+        r.bulk(b"invalidate");
     } else if redirected && subscribed {
-        out.extend_from_slice(b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n");
+        r.push(3);
+        r.bulk(b"message");
+        r.bulk(b"__redis__:invalidate");
     } else {
         return None;
     }
-    let bulk = |out: &mut Vec<u8>, k: &[u8]| {
-        out.push(b'$');
-        crate::util::push_int(out, k.len() as i64);
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(k);
-        out.extend_from_slice(b"\r\n");
-    };
     match what {
-        Invalidation::Key(k) => {
-            out.extend_from_slice(b"*1\r\n");
-            bulk(&mut out, k);
+        Invalidation::Key(k) => r.bulks([k]),
+        Invalidation::Keys(keys) => r.bulks(keys),
+        Invalidation::Flush => {
+            r.resp3 = null_resp3;
+            r.null();
         }
-        Invalidation::Keys(keys) => {
-            out.push(b'*');
-            crate::util::push_int(&mut out, keys.len() as i64);
-            out.extend_from_slice(b"\r\n");
-            for k in keys {
-                bulk(&mut out, k);
-            }
-        }
-        Invalidation::Flush => out.extend_from_slice(if null_resp3 { b"_\r\n" } else { b"$-1\r\n" }),
     }
-    Some(out)
+    Some(r.buf)
 }
 
 /// The push a RESP3 tracking client gets when its redirection's client is gone.
 pub fn broken_redirect_message(redirect: u64) -> Vec<u8> {
-    let mut out = b">2\r\n$21\r\ntracking-redir-broken\r\n:".to_vec();
-    crate::util::push_int(&mut out, redirect as i64);
-    out.extend_from_slice(b"\r\n");
-    out
+    let mut r = Reply { buf: Vec::new(), resp3: true };
+    r.push(2);
+    r.bulk(b"tracking-redir-broken");
+    r.int(redirect as i64);
+    r.buf
 }
 
 #[cfg(test)]

@@ -363,3 +363,31 @@ pub fn log_bytes(log: &memoria_log::LogCore) -> Vec<u8> {
 pub fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
+
+/// Runs `conversation` (what one scripted exchange saw, one line per step) against a
+/// fresh redis-server and a fresh Memoria, and asserts both saw the same, listing every
+/// step that differs.
+pub fn same_as_redis(what: &str, conversation: impl Fn(u16) -> Vec<String>) {
+    let redis = RedisServer::start(&[]);
+    let memoria = Memoria::start();
+    let want = conversation(redis.port);
+    let got = conversation(memoria.port);
+    assert_eq!(want.len(), got.len(), "{what}: the conversations took different turns");
+    let diffs: Vec<String> = want.iter().zip(&got).filter(|(w, g)| w != g).map(|(w, g)| format!("  redis:   {w}\n  memoria: {g}")).collect();
+    assert!(diffs.is_empty(), "{what} differs from redis-server:\n{}", diffs.join("\n"));
+}
+
+/// `writers` threads, each on its own connection, SET `w<thread>-<i>` to `v` for i below
+/// `each`, every one acknowledged; join them when done.
+pub fn spawn_writers(port: u16, writers: usize, each: usize) -> Vec<std::thread::JoinHandle<()>> {
+    (0..writers)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(port);
+                for i in 0..each {
+                    assert_eq!(c.cmd(&["SET", &format!("w{t}-{i}"), "v"]), b"+OK\r\n");
+                }
+            })
+        })
+        .collect()
+}

@@ -28,7 +28,15 @@ typedef struct memoria_host {
   /* redis.register_function during FUNCTION LOAD: a function of the library being
    * loaded, its flag bits (MEMORIA_FLAG_*) and description (NULL: none). */
   void (*registered)(void *ud, const char *name, size_t len, int flags, const char *desc, size_t desc_len);
+  /* An error is about to be appended to the script's reply; `counted`: it came from a
+   * redis.call/pcall and was counted there (INFO errorstats counts it once). */
+  void (*error)(void *ud, int counted);
 } memoria_host;
+
+/* The field Redis 7.0 sets on an error table made from a command's error reply: that
+ * error was counted already. */
+#define MEMORIA_ERR_COUNTED_FIELD "ignore_error_stats_update"
+
 
 /* Script flags (shebang `flags=` of EVAL, `flags` of redis.register_function). */
 #define MEMORIA_FLAG_NO_WRITES 1
@@ -111,6 +119,9 @@ void memoria_count_hook(lua_State *L, lua_Debug *ar);
 int memoria_err_handler(lua_State *L);
 int memoria_undefined_global(lua_State *L);
 void memoria_push_array(lua_State *L, int n, const char *const *v, const size_t *lens);
+/* Tells the host an error goes into the reply next; `counted` from the error table on
+ * the top of the stack, if it is one (0 otherwise). */
+void memoria_reply_error_begins(memoria_vm *vm, lua_State *L, int table_on_top);
 void memoria_run_begin(memoria_vm *vm, int client_resp3, unsigned long long budget, const memoria_host *host);
 /* Compiles a chunk onto the stack (collecting once on running out of memory); non-zero and
  * *err set when it does not compile. */

@@ -64,6 +64,8 @@ int memoria_resp_to_lua(lua_State *L, const char **pp, const char *end) {
     } else {
       memoria_push_error(L, msg, len);
     }
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, MEMORIA_ERR_COUNTED_FIELD);
     *pp = e + 2;
     return 1;
   }
@@ -277,6 +279,9 @@ void memoria_lua_to_resp(lua_State *L, memoria_vm *vm) {
       size_t elen;
       const char *e = lua_tolstring(L, -1, &elen);
       while (elen && (e[elen - 1] == '\r' || e[elen - 1] == '\n')) elen--;
+      lua_pushvalue(L, -2);
+      memoria_reply_error_begins(vm, L, 1);
+      lua_pop(L, 1);
       out_s(vm, "-");
       out_text(vm, e, elen);
       lua_pop(L, 1);

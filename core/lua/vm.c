@@ -307,9 +307,22 @@ static void reply_error_text(memoria_vm *vm, const char *s, size_t len) {
   }
 }
 
+void memoria_reply_error_begins(memoria_vm *vm, lua_State *L, int table_on_top) {
+  int counted = 0;
+  if (table_on_top) {
+    /* Raw: a metatable's __index must not run (and raise) while the reply is written. */
+    lua_pushstring(L, MEMORIA_ERR_COUNTED_FIELD);
+    lua_rawget(L, -2);
+    counted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  vm->host->error(vm->host->ud, counted);
+}
+
 /* The reply for a failed run: Redis's "-<err> script: <name>, on <source>:<line>." */
 static void reply_failure(memoria_vm *vm, const char *shown) {
   lua_State *L = vm->L;
+  memoria_reply_error_begins(vm, L, lua_istable(L, -1));
   if (!lua_istable(L, -1)) {
     const char *msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
     char buf[160];

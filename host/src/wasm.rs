@@ -77,7 +77,8 @@ impl EngineFactory {
             start_epoch_ticker(&engine).map_err(|e| EngineError::Compile(format!("starting the watchdog's clock: {e}")))?;
         }
         let component = Component::new(&engine, ENGINE_COMPONENT).map_err(|e| EngineError::Compile(format!("{e:#}")))?;
-        let linker = Linker::new(&engine);
+        let mut linker = Linker::new(&engine);
+        linker.root().func_wrap("monotonic-us", |_, (): ()| Ok((monotonic_us(),))).map_err(|e| EngineError::Compile(format!("{e:#}")))?;
         Ok(EngineFactory { engine, component, linker: std::sync::Arc::new(linker) })
     }
 
@@ -95,10 +96,17 @@ impl EngineFactory {
         Ok(ShardEngine { store, inst, factory: self.clone(), call_limit_ms: 0 })
     }
 
-    /// Imports of the component, for the zero-imports check.
-    pub fn import_count(&self) -> usize {
-        self.component.component_type().imports(&self.engine).count()
+    /// The names of the component's imports (only the command clock: tests check it).
+    pub fn import_names(&self) -> Vec<String> {
+        self.component.component_type().imports(&self.engine).map(|(name, _)| name.to_string()).collect()
     }
+}
+
+/// The engine's command clock: µs since this process first read it (monotonic; only
+/// differences are used).
+fn monotonic_us() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_micros() as u64
 }
 
 /// Ticks far enough away never to come (about 5.8 million years of 10 ms ticks).

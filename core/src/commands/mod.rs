@@ -21,6 +21,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod set;
+pub mod slowlog;
 pub mod sort;
 pub mod stream;
 pub mod string;

@@ -169,9 +169,9 @@ pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: 
     let mut reply = core::mem::take(&mut ctx.st.scripts.reply);
     reply.clear();
     vm.set_rand_state(ctx.st.scripts.rand48);
-    let mut host = ScriptHost { ctx: &mut *ctx, read_only, wrote: false, slot };
+    let mut host = ScriptHost { ctx: &mut *ctx, read_only, wrote: false, slot, errors: Vec::new() };
     let run = vm.call(target, keys, args, client_resp3, budget, slice, &mut host, &mut reply);
-    let (wrote, slot) = (host.wrote, host.slot);
+    let (wrote, slot, errors) = (host.wrote, host.slot, host.errors);
     let running = Running {
         vm,
         home,
@@ -187,7 +187,7 @@ pub(crate) fn run_in(ctx: &mut Ctx<'_>, home: VmHome, target: Target<'_>, argv: 
         // Copied only for a run that outlasts this call (FUNCTION STATS shows it).
         argv: if run == Run::Yielded { argv.iter().map(|a| a.to_vec()).collect() } else { Vec::new() },
     };
-    settle(ctx, running, run, reply);
+    settle(ctx, running, run, reply, &errors);
 }
 
 /// Goes on with the run that yielded in an earlier engine call (`ctx` is its client's).
@@ -197,15 +197,17 @@ pub(crate) fn resume(ctx: &mut Ctx<'_>) {
     ctx.unblock = core::mem::take(&mut running.unblock);
     let mut reply = core::mem::take(&mut ctx.st.scripts.reply);
     reply.clear();
-    let mut host = ScriptHost { ctx: &mut *ctx, read_only: running.read_only, wrote: running.wrote, slot: running.slot };
+    let mut host = ScriptHost { ctx: &mut *ctx, read_only: running.read_only, wrote: running.wrote, slot: running.slot, errors: Vec::new() };
     let run = running.vm.resume(running.kill, &mut host, &mut reply);
     (running.wrote, running.slot) = (host.wrote, host.slot);
-    settle(ctx, running, run, reply);
+    let errors = host.errors;
+    settle(ctx, running, run, reply, &errors);
 }
 
 /// After a slice: a run that yielded is kept for the next engine call; one that ended
-/// gives its VM back and replies.
-fn settle(ctx: &mut Ctx<'_>, mut running: Running, run: Run, reply: Vec<u8>) {
+/// gives its VM back and replies. `errors`: where the reply's errors start, and whether
+/// each was counted already (an error of a command the script called).
+fn settle(ctx: &mut Ctx<'_>, mut running: Running, run: Run, reply: Vec<u8>, errors: &[(usize, bool)]) {
     if run == Run::Yielded {
         running.dirty = ctx.dirty;
         running.unblock = core::mem::take(&mut ctx.unblock);
@@ -220,6 +222,12 @@ fn settle(ctx: &mut Ctx<'_>, mut running: Running, run: Run, reply: Vec<u8>) {
         VmHome::Functions => ctx.st.functions.put_vm(running.vm),
     }
     ctx.reply.raw(&reply);
+    for &(at, counted) in errors {
+        match reply.get(at + 1..) {
+            Some(msg) if !counted => ctx.reply.note_error(crate::protocol::reply::ErrorCode::of(msg)),
+            _ => ctx.reply.note_recounted_error(),
+        }
+    }
     ctx.st.scripts.reply = crate::lua::reusable(reply);
 }
 
@@ -248,6 +256,8 @@ struct ScriptHost<'c, 'a> {
     /// The script called a write command (then SCRIPT KILL refuses: -UNKILLABLE).
     wrote: bool,
     slot: SlotRule,
+    /// The errors of its reply: where each starts, and whether it was counted already.
+    errors: Vec<(usize, bool)>,
 }
 
 impl ScriptHost<'_, '_> {
@@ -314,13 +324,20 @@ impl Host for ScriptHost<'_, '_> {
                 out.push(b'-');
                 out.extend_from_slice(e.as_bytes());
                 out.extend_from_slice(b"\r\n");
+                // Counted as a refused call, as Redis's scriptCall does.
+                let stats = &mut self.ctx.st.cmdstats;
+                stats.errors(core::iter::once(crate::protocol::reply::ErrorCode::of(e.as_bytes())));
+                match self.ctx.st.index.resolve(argv) {
+                    Some(cmd) => stats.rejected(cmd),
+                    None => stats.settle(),
+                }
                 return;
             }
         };
         let ctx = &mut *self.ctx;
         // The reply is written into `out` itself: one buffer serves every call of the run.
         out.clear();
-        let mut reply = Reply { buf: core::mem::take(out), resp3 };
+        let mut reply = Reply::with(core::mem::take(out), resp3);
         let mut sub = Ctx::new(ctx.st, ctx.client, ctx.clients, &mut reply, ctx.fx);
         sub.in_exec = true;
         sub.in_script = true;
@@ -329,6 +346,10 @@ impl Host for ScriptHost<'_, '_> {
         ctx.dirty += dirty;
         ctx.unblock.extend(unblock);
         *out = reply.buf;
+    }
+
+    fn error_reply(&mut self, at: usize, counted: bool) {
+        self.errors.push((at, counted));
     }
 
     fn acl_check(&mut self, argv: &[&[u8]]) -> Option<bool> {

@@ -262,7 +262,7 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let x = &st.stats;
         let tracked = st.tracking.totals();
         s.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\n\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\ntotal_error_replies:{}\r\n\r\n",
             x.connections,
             x.commands,
             x.expired_keys,
@@ -273,7 +273,8 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             tracked.1,
             tracked.2,
             x.rejected_oom,
-            x.unknown_commands
+            x.unknown_commands,
+            st.cmdstats.total_error_replies
         ));
     }
     if section_wanted(args, "replication", true) {
@@ -282,6 +283,25 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         // The cluster facts in role_info are the slot map for routing, not INFO lines.
         for (k, v) in st.role_info.iter().filter(|(k, _)| !k.starts_with("cluster_")) {
             s.push_str(&format!("{k}:{v}\r\n"));
+        }
+        s.push_str("\r\n");
+    }
+    // Not in the default set, as in Redis: only by name, `all` or `everything`.
+    if section_wanted(args, "commandstats", false) {
+        s.push_str("# Commandstats\r\n");
+        for (name, c) in st.cmdstats.commandstats() {
+            let per_call = if c.calls == 0 { 0.0 } else { c.usec as f64 / c.calls as f64 };
+            s.push_str(&format!(
+                "cmdstat_{name}:calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+                c.calls, c.usec, c.rejected, c.failed
+            ));
+        }
+        s.push_str("\r\n");
+    }
+    if section_wanted(args, "errorstats", false) {
+        s.push_str("# Errorstats\r\n");
+        for (code, n) in st.cmdstats.errorstats() {
+            s.push_str(&format!("errorstat_{}:count={n}\r\n", String::from_utf8_lossy(code)));
         }
         s.push_str("\r\n");
     }
@@ -362,6 +382,7 @@ pub fn config_set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn config_resetstat(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.st.stats = Default::default();
+    ctx.st.cmdstats.reset();
     ctx.reply.ok();
 }
 

@@ -158,7 +158,7 @@ fn reply_entry(r: &mut Reply, e: &Entry<'_>) {
 
 /// Replies with the entries in [start, end] (at most `count`, 0 = all); returns how many.
 fn reply_range(r: &mut Reply, s: &Stream, start: StreamId, end: StreamId, count: usize, rev: bool) -> usize {
-    let mut body = Reply { buf: Vec::new(), resp3: r.resp3 };
+    let mut body = Reply::with(Vec::new(), r.resp3);
     let mut n = 0;
     s.scan(start, end, rev, false, |e| {
         reply_entry(&mut body, e);
@@ -548,7 +548,7 @@ fn serve_group_new(ctx: &mut Ctx<'_>, body: &mut Reply, key: &[u8], group: &[u8]
     let now = ctx.st.now_ms;
     let s = get_mut(ctx.st, db, key);
     let mut ids = Vec::new();
-    let mut entries = Reply { buf: Vec::new(), resp3: body.resp3 };
+    let mut entries = Reply::with(Vec::new(), body.resp3);
     s.scan(start, StreamId::MAX, false, false, |e| {
         reply_entry(&mut entries, e);
         ids.push(e.id);
@@ -698,7 +698,7 @@ fn xread_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], xreadgroup: bool) {
         }
     }
     let count = crate::util::usize_sat(count);
-    let mut body = Reply { buf: Vec::new(), resp3: ctx.reply.resp3 };
+    let mut body = Reply::with(Vec::new(), ctx.reply.resp3);
     let mut served = 0;
     for (k, key) in keys.iter().enumerate() {
         if serving.is_some_and(|r| r != *key) {
@@ -1102,7 +1102,7 @@ pub fn xpending(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         None if start > end => Vec::new(),
         None => g.pel.range(start..=end).map(|(k, _)| *k).collect(),
     };
-    let mut body = Reply { buf: Vec::new(), resp3: r.resp3 };
+    let mut body = Reply::with(Vec::new(), r.resp3);
     let mut n = 0;
     for id in ids {
         if count == 0 {
@@ -1270,7 +1270,7 @@ pub fn xclaim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         deliverytime = now;
     }
     let mut consumer = None;
-    let mut body = Reply { buf: Vec::new(), resp3: ctx.reply.resp3 };
+    let mut body = Reply::with(Vec::new(), ctx.reply.resp3);
     let mut n = 0;
     for id in ids {
         let s = get_mut(ctx.st, db, key);
@@ -1350,7 +1350,7 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let now = ctx.st.now_ms;
     let mut attempts = count * 10;
     let mut consumer = None;
-    let mut body = Reply { buf: Vec::new(), resp3: ctx.reply.resp3 };
+    let mut body = Reply::with(Vec::new(), ctx.reply.resp3);
     let mut claimed = 0;
     let mut deleted = Vec::new();
     let mut from = Some(start);

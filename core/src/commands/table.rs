@@ -4,8 +4,8 @@
 use crate::commands::cluster;
 use crate::commands::pubsub;
 use crate::commands::{
-    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, lcs, list, migrate, multi, scripting, server, set, sort, stream, string,
-    tracking, zset,
+    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, lcs, list, migrate, multi, scripting, server, set, slowlog, sort, stream,
+    string, tracking, zset,
 };
 
 use crate::server::spec::flags::*;
@@ -212,6 +212,13 @@ pub static FUNCTION_SUBCOMMANDS: [CommandSpec; 9] = [
 /// EVAL and its kin: `numkeys` at 2, then the keys (slot routing, ACL key checks).
 const SCRIPT_RUN: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | SCRIPT;
 
+pub static SLOWLOG_SUBCOMMANDS: [CommandSpec; 4] = [
+    cmd!("slowlog|get", -2, ADMIN | LOADING | STALE, NK, "server", "2.2.12", "Returns the slow log's entries.", slowlog::get),
+    cmd!("slowlog|len", 2, ADMIN | LOADING | STALE, NK, "server", "2.2.12", "Returns the number of entries in the slow log.", slowlog::len),
+    cmd!("slowlog|reset", 2, ADMIN | LOADING | STALE, NK, "server", "2.2.12", "Clears all entries from the slow log.", slowlog::reset),
+    cmd!("slowlog|help", 2, LOADING | STALE, NK, "server", "6.2.0", "Show helpful text about the different subcommands.", slowlog::help),
+];
+
 pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
     cmd!(
         "config|get",
@@ -409,6 +416,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     },
     container!("acl", -2, "server", "6.0.0", "A container for Access List Control commands.", &ACL_SUBCOMMANDS),
     container!("config", -2, "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBCOMMANDS),
+    container!("slowlog", -2, "server", "2.2.12", "A container for slow log commands.", &SLOWLOG_SUBCOMMANDS),
     // INFO keyspace counts keys: it waits for pending writes as DBSIZE does. Other sections
     // (INFO replication, which failover tooling polls while a primary is cut off) do not.
     CommandSpec {

@@ -1,6 +1,7 @@
 //! The WIT exports of the engine component. Only built for wasm32 with `component`.
 //! std is linked solely for its allocator (dlmalloc) and panic handler (a trap): the
-//! engine itself uses core + alloc, and the component imports nothing.
+//! engine itself uses core + alloc, and the component imports one function: the clock
+//! commands are timed with.
 
 use core::cell::RefCell;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -52,24 +53,23 @@ std::thread_local! {
 fn with<R>(f: impl FnOnce(&mut Engine) -> R) -> R {
     ENGINE.with(|e| {
         let mut e = e.borrow_mut();
-        let eng = e.get_or_insert_with(|| {
-            let mut x = Engine::new(0);
-            x.set_memory_probe(used);
-            x
-        });
+        let eng = e.get_or_insert_with(|| new_engine(0));
         f(eng)
     })
+}
+
+fn new_engine(seed: u64) -> Engine {
+    let mut x = Engine::new(seed);
+    x.set_memory_probe(used);
+    x.set_clock(monotonic_us);
+    x
 }
 
 struct Component;
 
 impl Guest for Component {
     fn init(seed: u64) {
-        ENGINE.with(|e| {
-            let mut x = Engine::new(seed);
-            x.set_memory_probe(used);
-            *e.borrow_mut() = Some(x);
-        });
+        ENGINE.with(|e| *e.borrow_mut() = Some(new_engine(seed)));
     }
 
     fn execute(batch: Vec<u8>, now_us: i64, seed: u64) -> Vec<u8> {

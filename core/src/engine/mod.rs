@@ -105,6 +105,12 @@ impl Engine {
         self.st.memory_probe = probe;
     }
 
+    /// The monotonic clock (µs) commands are timed with, for INFO commandstats and the
+    /// slow log; without one every command takes 0 µs.
+    pub fn set_clock(&mut self, clock: fn() -> u64) {
+        self.st.clock = clock;
+    }
+
     fn set_time(&mut self, now_us: i64) {
         self.st.now_us = now_us;
         self.st.now_ms = now_us / 1000;
@@ -415,7 +421,7 @@ impl Engine {
     /// Clears the buffers one command's run fills, for `client`'s command.
     fn begin_command(&mut self, client: &Client) {
         self.args.clear();
-        self.reply.buf.clear();
+        self.reply.clear();
         self.effects.clear();
         self.reply.resp3 = client.resp3;
         self.st.tracking.current = client.id;
@@ -432,6 +438,10 @@ impl Engine {
     /// or an extra REC_UNBLOCKED, flagged OUT_UNBLOCKED once it is answered.
     fn finish_record(&mut self, slot: usize, mut client: Client, payload: &[u8], outcome: Outcome, kind: u8, out: &mut Vec<u8>) {
         let id = client.id;
+        if self.reply.has_errors() {
+            self.st.cmdstats.errors(self.reply.take_errors());
+            self.st.cmdstats.settle();
+        }
         let Outcome { close, pushing, block, unblock, kill, unpaused, host } = outcome;
         let mut flags = 0;
         if close {
@@ -585,7 +595,7 @@ impl Engine {
         self.effects = core::mem::take(&mut s.effects);
         let slot = self.slot_of(s.client);
         let mut client = self.clients[slot].take().expect("client slot");
-        self.reply.buf.clear();
+        self.reply.clear();
         self.reply.resp3 = client.resp3;
         self.st.tracking.current = s.client;
         let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
@@ -596,6 +606,13 @@ impl Engine {
             s.effects = core::mem::take(&mut self.effects);
             self.suspended = Some(s);
             return self.suspended_record(now_us, None);
+        }
+        if let Some(cmd) = resolve_encoded(&ctx.st.index, &s.payload) {
+            let usec = (ctx.st.clock)().saturating_sub(ctx.st.scripts.started_us);
+            let mut args = Vec::new();
+            crate::protocol::resp::read_command(&s.payload, &mut args);
+            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &s.payload[a..b]).collect();
+            crate::server::dispatch::finished(&mut ctx, cmd, &argv, usec);
         }
         let outcome = Outcome::of(&mut ctx);
         let mut out = Vec::new();
@@ -783,6 +800,13 @@ impl Engine {
         } else {
             r.null_array();
         }
+        // The blocked command ends here: counted as Redis counts a timed-out or unblocked
+        // one (one call, no time of its own).
+        self.st.cmdstats.errors(r.take_errors());
+        match resolve_encoded(&self.st.index, &b.command) {
+            Some(cmd) => self.st.cmdstats.ran(cmd, 0),
+            None => self.st.cmdstats.settle(),
+        }
         let suppress = client.reply_off || client.reply_skip;
         client.reply_skip = core::mem::take(&mut client.reply_skip_next);
         let mut flags = batch::OUT_UNBLOCKED;
@@ -866,7 +890,7 @@ impl Engine {
             args.clear();
             crate::protocol::resp::read_command(fx.command, &mut args);
             let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
-            self.reply.buf.clear();
+            self.reply.clear();
             self.effects.clear();
             let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
             crate::server::dispatch::call(&mut ctx, &argv);
@@ -919,6 +943,14 @@ fn dedup_keys(keys: Vec<alloc::boxed::Box<[u8]>>) -> Vec<alloc::boxed::Box<[u8]>
         }
     }
     out
+}
+
+/// The command an encoded request (a blocked client's) runs, for its statistics.
+fn resolve_encoded(index: &crate::server::spec::CommandIndex, command: &[u8]) -> Option<&'static crate::server::spec::CommandSpec> {
+    let mut args = Vec::new();
+    crate::protocol::resp::read_command(command, &mut args)?;
+    let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &command[a..b]).collect();
+    index.resolve(&argv)
 }
 
 #[cfg(test)]

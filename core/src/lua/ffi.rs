@@ -13,6 +13,7 @@ pub type Sha1Fn = unsafe extern "C" fn(*const c_char, usize, *mut c_char);
 pub type LogFn = unsafe extern "C" fn(*mut c_void, c_int, *const c_char, usize);
 pub type ReplyFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize);
 pub type RegisteredFn = unsafe extern "C" fn(*mut c_void, *const c_char, usize, c_int, *const c_char, usize);
+pub type ErrorFn = unsafe extern "C" fn(*mut c_void, c_int);
 
 #[repr(C)]
 pub struct MemoriaHost {
@@ -23,6 +24,7 @@ pub struct MemoriaHost {
     pub log: LogFn,
     pub reply: ReplyFn,
     pub registered: RegisteredFn,
+    pub error: ErrorFn,
 }
 
 unsafe extern "C" {

@@ -26,6 +26,9 @@ pub trait Host {
     /// `redis.register_function` while a library loads: name, flag bits
     /// (`FLAG_*`), description.
     fn registered(&mut self, _name: &[u8], _flags: u32, _description: Option<&[u8]>) {}
+    /// An error reply starts at byte `at` of the script's reply; `counted`: it came from
+    /// a command the script called, whose error was counted then.
+    fn error_reply(&mut self, _at: usize, _counted: bool) {}
 }
 
 /// rand48's state before any seeding (Redis's rand.c).
@@ -283,6 +286,7 @@ impl<H: Host> Trampoline<'_, H> {
             log: log_cb::<H>,
             reply: reply_cb::<H>,
             registered: registered_cb::<H>,
+            error: error_cb::<H>,
         }
     }
 }
@@ -335,6 +339,11 @@ unsafe extern "C" fn sha1_cb(p: *const c_char, len: usize, out: *mut c_char) {
 unsafe extern "C" fn log_cb<H: Host>(ud: *mut c_void, level: c_int, msg: *const c_char, len: usize) {
     let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
     t.host.log(level, unsafe { core::slice::from_raw_parts(msg.cast::<u8>(), len) });
+}
+
+unsafe extern "C" fn error_cb<H: Host>(ud: *mut c_void, counted: c_int) {
+    let t = unsafe { &mut *ud.cast::<Trampoline<'_, H>>() };
+    t.host.error_reply(t.reply.len(), counted != 0);
 }
 
 unsafe extern "C" fn reply_cb<H: Host>(ud: *mut c_void, p: *const c_char, len: usize) {

@@ -7,11 +7,80 @@ use alloc::vec::Vec;
 pub struct Reply {
     pub buf: Vec<u8>,
     pub resp3: bool,
+    /// The codes of the errors written since the last `take_errors`, for INFO errorstats
+    /// and the commands' failed/rejected counts (Redis's afterErrorReply).
+    errors: Vec<ErrorCode>,
+    recounted: bool,
+}
+
+/// An error reply's code: its first word when that ends within Redis's 32-byte search
+/// (`WRONGTYPE`, `NOPERM`…), else `ERR`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ErrorCode {
+    len: u8,
+    text: [u8; 31],
+}
+
+impl ErrorCode {
+    /// The code of error message `msg` (without the leading `-`).
+    pub fn of(msg: &[u8]) -> ErrorCode {
+        // Redis searches "-CODE …" for a space within its first 32 bytes.
+        let head = &msg[..msg.len().min(31)];
+        let code: &[u8] = match head.iter().position(|&c| c == b' ') {
+            Some(n) => &head[..n],
+            None => b"ERR",
+        };
+        let mut text = [0; 31];
+        text[..code.len()].copy_from_slice(code);
+        ErrorCode { len: code.len() as u8, text }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.text[..self.len as usize]
+    }
 }
 
 impl Reply {
     pub fn new() -> Self {
-        Reply { buf: Vec::with_capacity(256), resp3: false }
+        Reply::with(Vec::with_capacity(256), false)
+    }
+
+    /// A writer appending to `buf` in the given dialect.
+    pub fn with(buf: Vec<u8>, resp3: bool) -> Self {
+        Reply { buf, resp3, errors: Vec::new(), recounted: false }
+    }
+
+    /// Empties the buffer for the next command's reply (errors not yet taken are dropped).
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.errors.clear();
+        self.recounted = false;
+    }
+
+    /// The codes of the errors written since the last call.
+    pub fn take_errors(&mut self) -> impl Iterator<Item = ErrorCode> + '_ {
+        self.errors.drain(..)
+    }
+
+    /// Whether an error was written since the last `take_errors`.
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// An error written by other means (a script's reply, through `raw`).
+    pub fn note_error(&mut self, code: ErrorCode) {
+        self.errors.push(code);
+    }
+
+    /// An error already counted went out again (a script replied with the error of a
+    /// command it called): the command failed, but the error counts once.
+    pub fn note_recounted_error(&mut self) {
+        self.recounted = true;
+    }
+
+    /// Whether `note_recounted_error` was called since the last call.
+    pub fn take_recounted(&mut self) -> bool {
+        core::mem::take(&mut self.recounted)
     }
 
     #[inline]
@@ -37,6 +106,7 @@ impl Reply {
     /// `msg` carries its own code (`ERR …`, `WRONGTYPE …`); CR/LF are replaced so a
     /// reflected argument can never break the framing.
     pub fn error(&mut self, msg: &[u8]) {
+        self.errors.push(ErrorCode::of(msg));
         self.buf.push(b'-');
         for &c in msg {
             self.buf.push(if c == b'\r' || c == b'\n' { b' ' } else { c });

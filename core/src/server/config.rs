@@ -248,6 +248,9 @@ pub struct Config {
     pub acllog_max_len: usize,
     pub stream_node_max_bytes: u64,
     pub stream_node_max_entries: i64,
+    /// `slowlog-log-slower-than` in µs (negative: the slow log is off).
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: usize,
     /// A CONFIG SET succeeded since the engine last told the host its parameters.
     pub host_changed: bool,
 }
@@ -273,6 +276,8 @@ impl Default for Config {
             acllog_max_len: 128,
             stream_node_max_bytes: 4096,
             stream_node_max_entries: 100,
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
             host_changed: false,
         };
         c.refresh();
@@ -416,6 +421,8 @@ impl Config {
         self.tracking_table_max_keys = self.num("tracking-table-max-keys").max(0) as u64;
         self.acllog_max_len = size(self.num("acllog-max-len").max(0));
         self.stream_node_max_entries = self.num("stream-node-max-entries");
+        self.slowlog_log_slower_than = self.num("slowlog-log-slower-than");
+        self.slowlog_max_len = size(self.num("slowlog-max-len").max(0));
     }
 
     /// `name value` lines of the parameters the host enforces (`HOST_PARAMS`).

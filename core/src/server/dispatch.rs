@@ -51,6 +51,9 @@ fn resolve(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Option<(&'static CommandSpec, b
             return Some((bare, true));
         }
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", top.name));
+        // Redis counts the container itself as the refused command.
+        ctx.st.cmdstats.errors(ctx.reply.take_errors());
+        ctx.st.cmdstats.rejected(top);
         return None;
     }
     match crate::server::spec::find_sub(top, argv[1]) {
@@ -68,7 +71,11 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if argv.is_empty() {
         return;
     }
-    let Some((cmd, bare)) = resolve(ctx, argv) else { return };
+    let Some((cmd, bare)) = resolve(ctx, argv) else {
+        ctx.st.cmdstats.errors(ctx.reply.take_errors());
+        ctx.st.cmdstats.settle();
+        return;
+    };
     call_resolved(ctx, cmd, bare, argv);
     // CLIENT CACHING lasts one command, or one transaction (Redis's resetClient; not
     // for a command that blocks or is postponed: it runs again later).
@@ -79,7 +86,53 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 /// Runs `argv` as `cmd`, already resolved from it (`bare`: a container called without a
 /// subcommand runs its bare one): a script's `redis.call` resolves before its checks.
+/// Counts the outcome for INFO commandstats/errorstats and the slow log.
 pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, argv: &[&[u8]]) {
+    let checked = check_and_run(ctx, cmd, bare, argv);
+    match checked {
+        Checked::Refused => {
+            ctx.st.cmdstats.errors(ctx.reply.take_errors());
+            ctx.st.cmdstats.rejected(cmd);
+        }
+        Checked::Ran(usec) => finished(ctx, cmd, argv, usec),
+        Checked::Later => {
+            ctx.st.cmdstats.errors(ctx.reply.take_errors());
+            ctx.st.cmdstats.settle();
+        }
+    }
+}
+
+/// Counts a command that ran to its end in `usec` µs (its errors, whether it failed), and
+/// logs it if it was slow.
+pub fn finished(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, argv: &[&[u8]], usec: u64) {
+    let st = &mut *ctx.st;
+    st.cmdstats.errors(ctx.reply.take_errors());
+    if ctx.reply.take_recounted() {
+        st.cmdstats.failed_without_count(cmd);
+    }
+    st.cmdstats.ran(cmd, usec);
+    if cmd.flags & flags::SKIP_SLOWLOG != 0 || st.config.slowlog_log_slower_than < 0 {
+        return;
+    }
+    // A script's own calls show no client, as Redis shows its Lua client.
+    let (peer, name): (&[u8], &[u8]) = if ctx.in_script { (b"?:0", b"") } else { (&ctx.client.addr, ctx.client.name.as_deref().unwrap_or(b"")) };
+    let redacted = |i: usize| cmd.redact.is_some_and(|r| r(argv, i));
+    let call = crate::server::slowlog::Call { argv, redacted: &redacted, duration_us: usec, time: st.now_ms.div_euclid(1000), peer, name };
+    st.slowlog.push_if_slow(&call, st.config.slowlog_log_slower_than, st.config.slowlog_max_len);
+}
+
+/// How far a command got.
+enum Checked {
+    /// Refused before its handler ran (arity, ACL, routing, OOM, READONLY, -BUSY…).
+    Refused,
+    /// Its handler ran to the end, in this many µs.
+    Ran(u64),
+    /// Queued in MULTI, postponed by CLIENT PAUSE, blocked, or a script that yielded:
+    /// it is counted when it runs to its end.
+    Later,
+}
+
+fn check_and_run(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, argv: &[&[u8]]) -> Checked {
     let exec = cmd.flags & flags::EXEC != 0;
     if !ctx.in_exec {
         // Like Redis's processCommand: CLIENT LIST/INFO show the command being run.
@@ -92,10 +145,10 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
             ctx.client.multi = None;
             crate::server::state::unwatch_all(ctx.st, ctx.client);
             ctx.err("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command");
-            return;
+            return Checked::Refused;
         }
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
-        return;
+        return Checked::Refused;
     }
     // AUTH and ACL permissions, before anything of the command runs.
     if let Err(r) = crate::server::acl::enforce::enforce(ctx, cmd, argv) {
@@ -104,7 +157,7 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
             crate::server::acl::enforce::Refusal::Error(msg) if ctx.in_exec => ctx.err(&msg),
             crate::server::acl::enforce::Refusal::Error(msg) => reject(ctx, &msg),
         }
-        return;
+        return Checked::Refused;
     }
     // Cluster mode: keyed commands run only where their slot lives (Redis checks this
     // before queueing in MULTI, and for EXEC across everything queued).
@@ -121,21 +174,21 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
                 ctx.client.multi = None;
                 crate::server::state::unwatch_all(ctx.st, ctx.client);
                 ctx.err(&e);
-                return;
+                return Checked::Refused;
             }
             reject(ctx, &e);
-            return;
+            return Checked::Refused;
         }
     }
     // A monitor is a replica to Redis (CLIENT_SLAVE): it may not touch the keyspace.
     if ctx.client.monitor && cmd.flags & (flags::WRITE | flags::READONLY | flags::MAY_REPLICATE | flags::SCRIPT) != 0 {
         reject(ctx, "ERR Replica can't interact with the keyspace");
-        return;
+        return Checked::Refused;
     }
     // A replica takes writes only from its primary's log.
     if ctx.st.replica_mode && !ctx.st.applying && cmd.is_write() {
         reject(ctx, "READONLY You can't write against a read only replica.");
-        return;
+        return Checked::Refused;
     }
     // A script runs past `busy-reply-threshold`: others get -BUSY but for a few commands
     // (SCRIPT KILL, FUNCTION KILL, AUTH, MULTI…), flagged ALLOW_BUSY.
@@ -145,9 +198,11 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
         if exec {
             ctx.client.multi = None;
             crate::server::state::unwatch_all(ctx.st, ctx.client);
-            return ctx.err(&format!("EXECABORT Transaction discarded because of: {busy}"));
+            ctx.err(&format!("EXECABORT Transaction discarded because of: {busy}"));
+            return Checked::Refused;
         }
-        return reject(ctx, busy);
+        reject(ctx, busy);
+        return Checked::Refused;
     }
     // CLIENT PAUSE: the command waits for the pause's end (before MULTI queueing, as in
     // Redis); a monitor is a replica to Redis, never paused.
@@ -159,27 +214,27 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
         && let Some(end) = ctx.st.paused_until(cmd, ctx.client)
     {
         ctx.block = Some(crate::server::blocked::BlockRequest { keys: Vec::new(), deadline: end, rewritten: None, asking: asked, postponed: true });
-        return;
+        return Checked::Later;
     }
     if ctx.client.multi.is_some() && !ctx.in_exec && cmd.flags & flags::TX_CONTROL == 0 {
         if cmd.flags & flags::NO_MULTI != 0 {
             reject(ctx, "ERR Command not allowed inside a transaction");
-            return;
+            return Checked::Refused;
         }
         if cmd.flags & flags::DENYOOM != 0 && !crate::server::evict::memory_ok(ctx) {
             reject(ctx, "OOM command not allowed when used memory > 'maxmemory'.");
-            return;
+            return Checked::Refused;
         }
         let mut raw = Vec::new();
         crate::protocol::resp::encode_command(&mut raw, argv);
         ctx.client.multi.as_mut().unwrap().queue.push(raw);
         ctx.reply.simple(b"QUEUED");
-        return;
+        return Checked::Later;
     }
     if cmd.flags & flags::DENYOOM != 0 && !ctx.st.replica_mode && !crate::server::evict::make_room(ctx) {
         ctx.st.stats.rejected_oom += 1;
         ctx.err("OOM command not allowed when used memory > 'maxmemory'.");
-        return;
+        return Checked::Refused;
     }
     // A RESP2 connection that is subscribed only takes (un)subscriptions, PING, QUIT, RESET.
     if !ctx.in_exec && !ctx.client.resp3 && ctx.client.subs.active() && cmd.flags & flags::SUBSCRIBED == 0 {
@@ -187,9 +242,11 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
         if exec {
             ctx.client.multi = None;
             crate::server::state::unwatch_all(ctx.st, ctx.client);
-            return ctx.err(&format!("EXECABORT Transaction discarded because of: {}", &msg[4..]));
+            ctx.err(&format!("EXECABORT Transaction discarded because of: {}", &msg[4..]));
+            return Checked::Refused;
         }
-        return reject(ctx, &msg);
+        reject(ctx, &msg);
+        return Checked::Refused;
     }
     let (saved_dirty, saved_custom) = (ctx.dirty, ctx.custom_fx);
     ctx.dirty = 0;
@@ -198,7 +255,9 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     monitor::feed(ctx, cmd, argv, Moment::Before);
     // CLIENT NO-TOUCH: lookups leave access times alone, but TOUCH touches.
     ctx.st.no_touch = ctx.client.no_touch && cmd.name != "touch";
+    let started = (ctx.st.clock)();
     handler(ctx, argv);
+    let usec = (ctx.st.clock)().saturating_sub(started);
     ctx.st.no_touch = false;
     ctx.st.stats.commands += 1;
     monitor::feed(ctx, cmd, argv, Moment::After);
@@ -209,8 +268,9 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
         remember_read(ctx, cmd, argv);
     }
     if ctx.suspended {
-        // Its script goes on in the next engine call (`Engine::resume`).
-        return;
+        // Its script goes on in the next engine call (`Engine::resume`), which counts it.
+        ctx.st.scripts.started_us = started;
+        return Checked::Later;
     }
     if asked && let Some(b) = ctx.block.as_mut() {
         // Re-runs of a command that blocked after ASKING are served here too (Redis
@@ -224,6 +284,7 @@ pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, a
     }
     ctx.dirty += saved_dirty;
     ctx.custom_fx = saved_custom;
+    if ctx.block.is_some() { Checked::Later } else { Checked::Ran(usec) }
 }
 
 /// Remembers what `argv` read for `ctx.client`'s cache (Redis's trackingRememberKeys):

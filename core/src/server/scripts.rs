@@ -68,11 +68,14 @@ pub struct Scripts {
     pub rand48: u64,
     /// The buffer runs reply into, reused from run to run.
     pub reply: Vec<u8>,
+    /// When the run that yielded started, on the command clock (its duration is counted
+    /// when it ends).
+    pub started_us: u64,
 }
 
 impl Default for Scripts {
     fn default() -> Self {
-        Scripts { vm: None, running: None, bodies: BTreeMap::new(), rand48: crate::lua::RAND48_INITIAL, reply: Vec::new() }
+        Scripts { vm: None, running: None, bodies: BTreeMap::new(), rand48: crate::lua::RAND48_INITIAL, reply: Vec::new(), started_us: 0 }
     }
 }
 

@@ -80,6 +80,13 @@ pub struct State {
     /// CLIENT PAUSE in force (see `pause`), and the clients it postponed, in order.
     pub paused: Option<crate::server::pause::Pause>,
     pub postponed: Vec<u64>,
+    /// A monotonic clock in µs, read around each command for its duration (the
+    /// component's one import; natively whatever the embedder sets, 0 by default). It
+    /// feeds measurements only: INFO commandstats and the slow log, never data.
+    pub clock: fn() -> u64,
+    /// INFO commandstats and errorstats.
+    pub cmdstats: crate::server::cmdstats::CommandStats,
+    pub slowlog: crate::server::slowlog::SlowLog,
 }
 
 impl State {
@@ -117,11 +124,18 @@ impl State {
             no_touch: false,
             paused: None,
             postponed: Vec::new(),
+            clock: no_clock,
+            cmdstats: Default::default(),
+            slowlog: Default::default(),
         }
     }
 }
 
 fn no_probe() -> usize {
+    0
+}
+
+fn no_clock() -> u64 {
     0
 }
 

@@ -343,7 +343,7 @@ impl Tracking {
 /// nothing). `null_resp3`: the protocol of the tracking client, whose null a flush
 /// carries (Redis's shared.null[c->resp]).
 pub fn message(what: &Invalidation, resp3: bool, subscribed: bool, redirected: bool, null_resp3: bool) -> Option<Vec<u8>> {
-    let mut r = Reply { buf: Vec::new(), resp3 };
+    let mut r = Reply::with(Vec::new(), resp3);
     if resp3 {
         r.push(2);
         r.bulk(b"invalidate");
@@ -367,7 +367,7 @@ pub fn message(what: &Invalidation, resp3: bool, subscribed: bool, redirected: b
 
 /// The push a RESP3 tracking client gets when its redirection's client is gone.
 pub fn broken_redirect_message(redirect: u64) -> Vec<u8> {
-    let mut r = Reply { buf: Vec::new(), resp3: true };
+    let mut r = Reply::with(Vec::new(), true);
     r.push(2);
     r.bulk(b"tracking-redir-broken");
     r.int(redirect as i64);

@@ -1,0 +1,103 @@
+//! Per-command and per-error statistics (INFO commandstats and errorstats, Redis's
+//! `calls`/`usec`/`rejected_calls`/`failed_calls` and afterErrorReply's counts).
+//!
+//! A command failed when an error was written since the last command ended (Redis's
+//! incrCommandStatsOnError keeps the same one watermark, so EXEC does not fail because a
+//! command inside it did).
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use crate::protocol::reply::ErrorCode;
+use crate::server::spec::CommandSpec;
+
+/// Distinct error codes counted at most: a client inventing codes (a script's
+/// `redis.error_reply`) cannot grow the table without bound. Later ones still count in
+/// `total_error_replies`.
+const MAX_ERROR_CODES: usize = 128;
+
+#[derive(Default, Clone, Copy)]
+pub struct Counts {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected: u64,
+    pub failed: u64,
+}
+
+#[derive(Default)]
+pub struct CommandStats {
+    /// Keyed by the command's address (specs are statics), sorted by name when shown.
+    by_command: BTreeMap<usize, (&'static CommandSpec, Counts)>,
+    errors: BTreeMap<Vec<u8>, u64>,
+    pub total_error_replies: u64,
+    /// `total_error_replies` when the last command's outcome was counted.
+    mark: u64,
+}
+
+impl CommandStats {
+    fn counts(&mut self, cmd: &'static CommandSpec) -> &mut Counts {
+        &mut self.by_command.entry(cmd as *const CommandSpec as usize).or_insert((cmd, Counts::default())).1
+    }
+
+    /// Counts error replies (their codes) written to a client.
+    pub fn errors<I: Iterator<Item = ErrorCode>>(&mut self, codes: I) {
+        for code in codes {
+            self.total_error_replies += 1;
+            let room = self.errors.len() < MAX_ERROR_CODES;
+            match self.errors.get_mut(code.as_bytes()) {
+                Some(n) => *n += 1,
+                None if room => {
+                    self.errors.insert(code.as_bytes().to_vec(), 1);
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// `cmd` ran to its end in `usec` µs.
+    pub fn ran(&mut self, cmd: &'static CommandSpec, usec: u64) {
+        let failed = self.total_error_replies > self.mark;
+        self.mark = self.total_error_replies;
+        let c = self.counts(cmd);
+        c.calls += 1;
+        c.usec += usec;
+        c.failed += u64::from(failed);
+    }
+
+    /// `cmd` was refused before it ran (arity, ACL, OOM, READONLY, -BUSY…).
+    pub fn rejected(&mut self, cmd: &'static CommandSpec) {
+        if self.total_error_replies > self.mark {
+            self.counts(cmd).rejected += 1;
+        }
+        self.mark = self.total_error_replies;
+    }
+
+    /// Nothing of a command was counted (unknown, queued, blocked): errors so far belong
+    /// to no command.
+    pub fn settle(&mut self) {
+        self.mark = self.total_error_replies;
+    }
+
+    /// An error already counted ran through a script's reply again: the command fails
+    /// without a second count (Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE).
+    pub fn failed_without_count(&mut self, cmd: &'static CommandSpec) {
+        self.counts(cmd).failed += 1;
+    }
+
+    /// The INFO commandstats lines, by command name.
+    pub fn commandstats(&self) -> Vec<(&'static str, Counts)> {
+        let mut v: Vec<_> = self.by_command.values().map(|(c, n)| (c.name, *n)).collect();
+        v.sort_unstable_by_key(|(name, _)| *name);
+        v
+    }
+
+    /// The INFO errorstats counts, by code.
+    pub fn errorstats(&self) -> impl Iterator<Item = (&[u8], u64)> {
+        self.errors.iter().map(|(k, v)| (k.as_slice(), *v))
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset(&mut self) {
+        *self = CommandStats::default();
+    }
+}

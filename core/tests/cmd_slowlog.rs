@@ -1,0 +1,77 @@
+//! The command clock (the component's one import): durations in SLOWLOG and INFO
+//! commandstats come from it, and nothing else does — the same commands under clocks of
+//! different speeds leave the same data and the same effects. host/tests/slowlog.rs
+//! compares the whole of SLOWLOG and the stats with redis-server.
+
+mod common;
+
+use std::cell::Cell;
+
+use common::H;
+
+thread_local! {
+    static NOW: Cell<u64> = const { Cell::new(0) };
+    static STEP: Cell<u64> = const { Cell::new(1) };
+}
+
+/// Advances by this thread's step at every read: every command takes one step.
+fn clock() -> u64 {
+    let step = STEP.with(Cell::get);
+    NOW.with(|n| {
+        n.set(n.get() + step);
+        n.get()
+    })
+}
+
+fn engine(step: u64) -> H {
+    STEP.with(|s| s.set(step));
+    let mut h = H::new();
+    h.e.set_clock(clock);
+    h
+}
+
+/// Commands, arguments split on spaces (or on '|' where there is one).
+const WORKLOAD: &[&str] = &[
+    "SET a 1",
+    "INCR a",
+    "RPUSH l x y z",
+    "LPOP l",
+    "HSET h f v g w",
+    "ZADD z 1 m 2 n",
+    "SADD s p q",
+    "EXPIRE a 100",
+    "EVAL|return redis.call('incr','a')|0",
+    "INCR l",
+    "DEL s",
+];
+
+#[test]
+fn the_clock_reaches_no_data_or_effect() {
+    let run = |step: u64| {
+        let mut h = engine(step);
+        h.c("CONFIG SET slowlog-log-slower-than 0");
+        let replies: Vec<Vec<u8>> = WORKLOAD.iter().map(|l| h.raw(&l.split(if l.contains('|') { '|' } else { ' ' }).collect::<Vec<_>>())).collect();
+        (replies, h.effect_lines(), h.e.digest())
+    };
+    assert_eq!(run(1), run(1_000_000));
+}
+
+#[test]
+fn durations_are_the_clock_s() {
+    let mut h = engine(25_000);
+    // The default threshold is 10 ms: every command here takes 25.
+    h.c("SLOWLOG RESET");
+    h.c("SET a 1");
+    h.c("GET a");
+    let log = h.c("SLOWLOG GET 2");
+    assert!(log.contains(":25000\r\n*2\r\n$3\r\nGET\r\n$1\r\na\r\n"), "{log}");
+    assert!(log.contains(":25000\r\n*3\r\n$3\r\nSET\r\n"), "{log}");
+    let stats = h.c("INFO commandstats");
+    assert!(stats.contains("cmdstat_set:calls=1,usec=25000,usec_per_call=25000.00,rejected_calls=0,failed_calls=0"), "{stats}");
+    assert!(stats.contains("cmdstat_get:calls=1,usec=25000,usec_per_call=25000.00,"), "{stats}");
+    // Faster than the threshold: counted, not logged.
+    let mut h = engine(9_999);
+    h.c("SLOWLOG RESET");
+    h.c("SET a 1");
+    assert_eq!(h.c("SLOWLOG LEN"), ":0\r\n");
+}

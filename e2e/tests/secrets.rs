@@ -1,7 +1,7 @@
 //! No secret where Redis shows none: with a password set, users created, the console
 //! reading the nodes and a failover-ready deployment running, the passwords, their SHA-256
 //! hashes, the run's internal token and the log's bearer token appear in no INFO section
-//! (primary or replica), CLIENT LIST, ROLE, MONITOR's lines, node log, `memoria up` log, cluster.json,
+//! (primary or replica), CLIENT LIST, ROLE, MONITOR's lines, SLOWLOG, node log, `memoria up` log, cluster.json,
 //! console page, or node command line. (Redis shows password hashes only to admins, in
 //! ACL GETUSER/ACL LIST, and `CONFIG GET requirepass` to admins; both are left out here.)
 
@@ -67,6 +67,8 @@ fn no_password_hash_or_token_in_info_client_list_logs_cluster_json_or_console() 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let mut admin = authed(&up.endpoint(), "default", PASSWORD).await;
+        // The slow log keeps every command below, admin ones included.
+        assert_eq!(admin.request(&words("CONFIG SET slowlog-log-slower-than 0")).await.unwrap(), Reply::Simple("OK".into()));
         // A monitor sees every command below (AUTH and HELLO redacted; ACL SETUSER and
         // CONFIG SET, admin commands, unseen).
         let mut monitor = authed(&up.endpoint(), "default", PASSWORD).await;
@@ -98,6 +100,9 @@ fn no_password_hash_or_token_in_info_client_list_logs_cluster_json_or_console() 
         let lines = lines.join("\n");
         assert!(lines.contains(r#""AUTH" "(redacted)" "(redacted)""#) && lines.contains(r#""HELLO" "2" "AUTH" "(redacted)" "(redacted)""#), "{lines}");
         outputs.push(("MONITOR".into(), lines));
+        let slowlog = text(admin.request(&words("SLOWLOG GET -1")).await.unwrap());
+        assert!(slowlog.contains("SETUSER") && slowlog.contains("requirepass") && slowlog.contains("HELLO"), "{slowlog}");
+        outputs.push(("SLOWLOG GET -1".into(), slowlog));
 
         for (name, addr) in [("primary", up.endpoint()), ("replica", format!("127.0.0.1:{}", replica.port))] {
             let mut c = authed(&addr, "bob", BOB_PASSWORD).await;

@@ -145,6 +145,12 @@ fn conversation(port: u16) -> Vec<String> {
     say(&mut a, &["BLPOP", "nokey", "0.01"]);
     say(&mut b, &["GET", "k"]);
     say(&mut b, &["CLIENT", "SETNAME", "bob"]);
+    // Secrets are logged as `(redacted)`: every rule of ACL SETUSER, sensitive CONFIG SET
+    // values.
+    say(&mut a, &["ACL", "SETUSER", "carol", "on", ">carol-pw", "~*", "+@all"]);
+    say(&mut a, &["CONFIG", "SET", "requirepass", "sekrit", "maxmemory-policy", "noeviction"]);
+    say(&mut a, &["CONFIG", "SET", "maxmemory-policy", "noeviction", "requirepass", "x"]);
+    say(&mut a, &["CONFIG", "SET", "requirepass", ""]);
 
     let all = a.cmd(&["SLOWLOG", "GET", "-1"]);
     seen.push(format!("SLOWLOG GET -1:\n{}", entries(&all)));

@@ -380,6 +380,12 @@ pub fn config_set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
 }
 
+/// CONFIG SET's secrets for SLOWLOG: the values of Redis's sensitive parameters.
+pub fn config_set_secret(argv: &[&[u8]], i: usize) -> bool {
+    const SENSITIVE: [&[u8]; 3] = [b"requirepass", b"masterauth", b"masteruser"];
+    i >= 3 && i % 2 == 1 && SENSITIVE.iter().any(|s| eq_ic(argv[i - 1], s))
+}
+
 pub fn config_resetstat(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.st.stats = Default::default();
     ctx.st.cmdstats.reset();

@@ -230,7 +230,10 @@ pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
         "Returns the effective values of configuration parameters.",
         server::config_get
     ),
-    cmd!("config|set", -4, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Sets configuration parameters in-flight.", server::config_set),
+    CommandSpec {
+        redact: Some(server::config_set_secret),
+        ..cmd!("config|set", -4, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Sets configuration parameters in-flight.", server::config_set)
+    },
     cmd!("config|resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.0.0", "Resets the server's statistics.", server::config_resetstat),
     cmd!(
         "config|rewrite",
@@ -360,7 +363,10 @@ pub static ACL_SUBCOMMANDS: [CommandSpec; 13] = [
     cmd!("acl|load", 2, ADMIN | ACLF, NK, "server", "6.0.0", "Reloads the rules from the configured ACL file.", acl::load_save),
     cmd!("acl|log", -2, ADMIN | ACLF, NK, "server", "6.0.0", "Lists recent security events generated due to ACL rules.", acl::log),
     cmd!("acl|save", 2, ADMIN | ACLF, NK, "server", "6.0.0", "Saves the effective ACL rules in the configured ACL file.", acl::load_save),
-    cmd!("acl|setuser", -3, ADMIN | ACLF, NK, "server", "6.0.0", "Creates and modifies an ACL user and its rules.", acl::setuser),
+    CommandSpec {
+        redact: Some(acl::setuser_secret),
+        ..cmd!("acl|setuser", -3, ADMIN | ACLF, NK, "server", "6.0.0", "Creates and modifies an ACL user and its rules.", acl::setuser)
+    },
     cmd!("acl|users", 2, ADMIN | ACLF, NK, "server", "6.0.0", "Lists all ACL users.", acl::users),
     cmd!("acl|whoami", 2, ACLF, NK, "server", "6.0.0", "Returns the authenticated username of the current connection.", acl::whoami),
 ];

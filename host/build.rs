@@ -1,5 +1,5 @@
 //! Builds the engine (memoria-core) for wasm32-unknown-unknown and wraps it into a
-//! component with zero imports; the host embeds the result.
+//! component whose one import is the command clock; the host embeds the result.
 //!
 //! The inner cargo uses its own target dir: the outer build holds the lock on ours.
 

@@ -15,7 +15,7 @@ mod bindings {
     wasmtime::component::bindgen!({ path: "../core/wit", world: "engine" });
 }
 
-/// The engine component built by build.rs (zero imports).
+/// The engine component built by build.rs (its one import: the command clock).
 pub const ENGINE_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/engine.component.wasm"));
 
 /// How often the epoch advances: the watchdog's resolution.

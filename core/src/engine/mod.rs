@@ -112,6 +112,8 @@ impl Engine {
     }
 
     fn set_time(&mut self, now_us: i64) {
+        // Time passed outside since the last command: the next one reads its own start.
+        self.st.clock_mark = None;
         self.st.now_us = now_us;
         self.st.now_ms = now_us / 1000;
         if self.st.start_ms == 0 {

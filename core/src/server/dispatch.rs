@@ -255,9 +255,17 @@ fn check_and_run(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, argv:
     monitor::feed(ctx, cmd, argv, Moment::Before);
     // CLIENT NO-TOUCH: lookups leave access times alone, but TOUCH touches.
     ctx.st.no_touch = ctx.client.no_touch && cmd.name != "touch";
-    let started = (ctx.st.clock)();
+    // One clock read per command in a batch: a client's command starts where the one
+    // before it in the same engine call ended (so its time includes reading its record).
+    // A command inside EXEC or a script reads its own start: the script's own work
+    // between its calls is not theirs.
+    let nested = ctx.in_exec || ctx.in_script;
+    let mark = if nested { None } else { ctx.st.clock_mark.take() };
+    let started = mark.unwrap_or_else(ctx.st.clock);
     handler(ctx, argv);
-    let usec = (ctx.st.clock)().saturating_sub(started);
+    let ended = (ctx.st.clock)();
+    ctx.st.clock_mark = Some(ended);
+    let usec = ended.saturating_sub(started);
     ctx.st.no_touch = false;
     ctx.st.stats.commands += 1;
     monitor::feed(ctx, cmd, argv, Moment::After);

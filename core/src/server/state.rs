@@ -84,6 +84,8 @@ pub struct State {
     /// component's one import; natively whatever the embedder sets, 0 by default). It
     /// feeds measurements only: INFO commandstats and the slow log, never data.
     pub clock: fn() -> u64,
+    /// When the last command of this engine call ended (None at a call's start).
+    pub clock_mark: Option<u64>,
     /// INFO commandstats and errorstats.
     pub cmdstats: crate::server::cmdstats::CommandStats,
     pub slowlog: crate::server::slowlog::SlowLog,
@@ -125,6 +127,7 @@ impl State {
             paused: None,
             postponed: Vec::new(),
             clock: no_clock,
+            clock_mark: None,
             cmdstats: Default::default(),
             slowlog: Default::default(),
         }

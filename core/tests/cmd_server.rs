@@ -177,7 +177,10 @@ fn info_sections() {
     ck(&mut h, "INFO foo", "$0\r\n\r\n");
     let all = bulk_text(&h.c("INFO"));
     let sections: Vec<&str> = all.lines().filter(|l| l.starts_with("# ")).collect();
-    assert_eq!(sections, ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication", "# Cluster", "# Keyspace"]);
+    assert_eq!(
+        sections,
+        ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication", "# CPU", "# Modules", "# Errorstats", "# Cluster", "# Keyspace"]
+    );
     // A standalone node says so as redis-server does; the facts behind cluster routing are
     // not INFO lines.
     assert_eq!(bulk_text(&h.c("INFO cluster")), "# Cluster\r\ncluster_enabled:0\r\n");
@@ -193,7 +196,20 @@ fn info_sections() {
     let headers = |s: &str| -> Vec<String> { s.lines().filter(|l| l.starts_with("# ")).map(String::from).collect() };
     assert_eq!(headers(&bulk_text(&h.c("INFO default"))), headers(&all));
     // `all` and `everything` add the sections INFO leaves out by default, in Redis's order.
-    let every = ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication", "# Commandstats", "# Errorstats", "# Cluster", "# Keyspace"];
+    let every = [
+        "# Server",
+        "# Clients",
+        "# Memory",
+        "# Persistence",
+        "# Stats",
+        "# Replication",
+        "# CPU",
+        "# Modules",
+        "# Commandstats",
+        "# Errorstats",
+        "# Cluster",
+        "# Keyspace",
+    ];
     assert_eq!(headers(&bulk_text(&h.c("INFO all"))), every);
     assert_eq!(headers(&bulk_text(&h.c("INFO everything"))), every);
     // Several sections, any case, in Redis's fixed order.

@@ -213,34 +213,54 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let host_bits = st.server_info.split(|&b| b == b'\n').find_map(|l| l.strip_prefix(b"arch_bits:"));
         let bits = host_bits.map_or_else(|| format!("{}", usize::BITS), |b| String::from_utf8_lossy(b).into_owned());
         s.push_str(&format!("redis_mode:{mode}\r\narch_bits:{bits}\r\nmemoria_engine_arch:{ENGINE_ARCH}\r\nmultiplexing_api:tokio\r\n"));
-        for line in st.server_info.split(|&b| b == b'\n').filter(|l| !l.is_empty() && !l.starts_with(b"arch_bits:")) {
+        // The host's own lines; those filed under another section (`memory.…`) go there.
+        for line in st.server_info.split(|&b| b == b'\n').filter(|l| !l.is_empty() && !l.starts_with(b"arch_bits:") && !host_key_is_filed(l)) {
             s.push_str(&String::from_utf8_lossy(line));
             s.push_str("\r\n");
         }
         let up = (st.now_ms - st.start_ms).max(0) / 1000;
-        s.push_str(&format!("uptime_in_seconds:{}\r\nuptime_in_days:{}\r\n", up, up / 86400));
-        s.push_str(&format!("hz:{}\r\n", st.config.value("hz").unwrap_or("10")));
+        let hz = st.config.value("hz").unwrap_or("10");
+        s.push_str(&format!(
+            "run_id:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{hz}\r\nconfigured_hz:{hz}\r\nlru_clock:{}\r\nconfig_file:\r\n",
+            st.run_id,
+            st.now_us,
+            up,
+            up / 86400,
+            st.lru_clock() & ((1 << 24) - 1)
+        ));
         s.push_str("\r\n");
     }
     if section_wanted(args, "clients", true) {
+        // Redis's timeout table holds the clients blocked with a timeout.
+        let timed = ctx
+            .clients
+            .iter()
+            .flatten()
+            .chain(core::iter::once(&*ctx.client))
+            .filter(|c| c.blocked.as_ref().is_some_and(|b| b.deadline > 0 && !b.postponed))
+            .count();
         s.push_str(&format!(
-            "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nmaxclients:{}\r\n\r\n",
+            "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{timed}\r\n\r\n",
             nclients,
+            st.config.value("maxclients").unwrap_or("10000"),
             st.blocking.blocked_clients(),
             st.tracking.clients.len(),
-            st.config.value("maxclients").unwrap_or("10000")
         ));
     }
     if section_wanted(args, "memory", true) {
         let used = st.used_memory();
+        let peak = st.stats.peak_memory.max(used);
         // Scripting's share, with Redis 7.0's field names (the VMs' heaps; the cached
         // bodies and library codes).
         let (eval_bodies, vm_eval) = st.scripts.memory();
         let (fn_code, vm_fn) = st.functions.memory();
         s.push_str(&format!(
-            "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{eval_bodies}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_fn}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{fn_code}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:dlmalloc\r\nmemoria_engine_memory_limit:{}\r\n\r\n",
+            "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_startup:{}\r\nused_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{eval_bodies}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_fn}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{fn_code}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:dlmalloc\r\nmemoria_engine_memory_limit:{}\r\n",
             used,
             human_bytes(used as u64),
+            human_bytes(peak as u64),
+            if peak == 0 { 0.0 } else { used as f64 * 100.0 / peak as f64 },
+            st.startup_memory,
             human_bytes(vm_eval as u64),
             st.scripts.count(),
             st.functions.by_function.len(),
@@ -254,6 +274,8 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             st.config.policy_name(),
             crate::server::evict::ENGINE_MEMORY_LIMIT
         ));
+        host_filed(st, "memory", &mut s);
+        s.push_str("\r\n");
     }
     if section_wanted(args, "persistence", true) {
         s.push_str("# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\naof_enabled:0\r\nmemoria_durability:log\r\n\r\n");
@@ -262,7 +284,7 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let x = &st.stats;
         let tracked = st.tracking.totals();
         s.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\ntotal_error_replies:{}\r\n\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\ntotal_error_replies:{}\r\nunexpected_error_replies:0\r\ninstantaneous_ops_per_sec:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
             x.connections,
             x.commands,
             x.expired_keys,
@@ -274,17 +296,32 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             tracked.2,
             x.rejected_oom,
             x.unknown_commands,
-            st.cmdstats.total_error_replies
+            st.cmdstats.total_error_replies,
+            x.ops.per_second(),
+            st.pubsub.channels.len(),
+            st.pubsub.patterns.len(),
+            st.pubsub.shard.len()
         ));
+        host_filed(st, "stats", &mut s);
+        s.push_str("\r\n");
     }
     if section_wanted(args, "replication", true) {
         s.push_str("# Replication\r\n");
         s.push_str(if st.replica_mode { "role:slave\r\n" } else { "role:master\r\nconnected_slaves:0\r\n" });
         // The cluster facts in role_info are the slot map for routing, not INFO lines.
-        for (k, v) in st.role_info.iter().filter(|(k, _)| !k.starts_with("cluster_")) {
+        for (k, v) in st.role_info.iter().filter(|(k, _)| !k.starts_with("cluster_") && !k.contains('.')) {
             s.push_str(&format!("{k}:{v}\r\n"));
         }
         s.push_str("\r\n");
+    }
+    if section_wanted(args, "cpu", true) {
+        s.push_str("# CPU\r\n");
+        host_filed(st, "cpu", &mut s);
+        s.push_str("\r\n");
+    }
+    // Redis's module list: Memoria loads none.
+    if section_wanted(args, "modules", true) {
+        s.push_str("# Modules\r\n\r\n");
     }
     // Not in the default set, as in Redis: only by name, `all` or `everything`.
     if section_wanted(args, "commandstats", false) {
@@ -298,7 +335,7 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         s.push_str("\r\n");
     }
-    if section_wanted(args, "errorstats", false) {
+    if section_wanted(args, "errorstats", true) {
         s.push_str("# Errorstats\r\n");
         for (code, n) in st.cmdstats.errorstats() {
             s.push_str(&format!("errorstat_{}:count={n}\r\n", String::from_utf8_lossy(code)));
@@ -320,6 +357,32 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         s.truncate(s.len() - 2);
     }
     ctx.reply.verbatim(s.as_bytes());
+}
+
+/// Whether a host line (`key:value`) is filed under a section other than Server: its key
+/// is `<section>.<field>`.
+fn host_key_is_filed(line: &[u8]) -> bool {
+    line.iter().take_while(|&&b| b != b':').any(|&b| b == b'.')
+}
+
+/// The host's lines filed under `section` (`<section>.<field>:<value>`, from its server
+/// facts and its role record) as INFO lines; a byte count in `total_system_memory` gets
+/// its `_human` line too.
+fn host_filed(st: &crate::server::state::State, section: &str, s: &mut String) {
+    let facts = st.server_info.split(|&b| b == b'\n').filter_map(|l| {
+        let l = core::str::from_utf8(l).ok()?;
+        l.split_once(':')
+    });
+    let role = st.role_info.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    for (k, v) in facts.chain(role) {
+        let Some(field) = k.strip_prefix(section).and_then(|f| f.strip_prefix('.')) else { continue };
+        s.push_str(&format!("{field}:{v}\r\n"));
+        if field == "total_system_memory"
+            && let Ok(n) = v.parse::<u64>()
+        {
+            s.push_str(&format!("{field}_human:{}\r\n", human_bytes(n)));
+        }
+    }
 }
 
 fn human_bytes(n: u64) -> String {

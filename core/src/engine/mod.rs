@@ -103,6 +103,7 @@ impl Engine {
 
     pub fn set_memory_probe(&mut self, probe: fn() -> usize) {
         self.st.memory_probe = probe;
+        self.st.startup_memory = probe();
     }
 
     /// The monotonic clock (µs) commands are timed with, for INFO commandstats and the
@@ -298,6 +299,7 @@ impl Engine {
                 batch::write_out(out, rec.kind, rec.client, 0, b"", b"");
             }
             batch::REC_TICK => {
+                self.st.sample_stats();
                 self.effects.clear();
                 crate::server::expire::active_expire_cycle(&mut self.st, &mut self.effects);
                 let flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };

@@ -27,6 +27,38 @@ pub struct Stats {
     pub connections: u64,
     pub rejected_oom: u64,
     pub unknown_commands: u64,
+    /// The most memory in use seen (INFO's used_memory_peak; CONFIG RESETSTAT resets it).
+    pub peak_memory: usize,
+    pub ops: OpsRate,
+}
+
+/// INFO's instantaneous_ops_per_sec: Redis's trackInstantaneousMetric, a sample of the
+/// command rate at most every 100 ms (each tick), averaged over the last 16.
+#[derive(Default, Clone)]
+pub struct OpsRate {
+    samples: [u64; 16],
+    next: usize,
+    last_ms: i64,
+    last_commands: u64,
+}
+
+impl OpsRate {
+    pub fn sample(&mut self, now_ms: i64, commands: u64) {
+        let elapsed = now_ms - self.last_ms;
+        if self.last_ms != 0 && elapsed < 100 {
+            return;
+        }
+        if self.last_ms != 0 {
+            self.samples[self.next] = commands.saturating_sub(self.last_commands) * 1000 / elapsed as u64;
+            self.next = (self.next + 1) % self.samples.len();
+        }
+        self.last_ms = now_ms;
+        self.last_commands = commands;
+    }
+
+    pub fn per_second(&self) -> u64 {
+        self.samples.iter().sum::<u64>() / self.samples.len() as u64
+    }
 }
 
 /// Everything a command can touch besides its own client.
@@ -89,6 +121,10 @@ pub struct State {
     /// INFO commandstats and errorstats.
     pub cmdstats: crate::server::cmdstats::CommandStats,
     pub slowlog: crate::server::slowlog::SlowLog,
+    /// INFO's run_id: 40 hex digits drawn from the seed, new with every engine.
+    pub run_id: alloc::string::String,
+    /// Memory in use once the engine was set up (INFO's used_memory_startup).
+    pub startup_memory: usize,
 }
 
 impl State {
@@ -130,6 +166,11 @@ impl State {
             clock_mark: None,
             cmdstats: Default::default(),
             slowlog: Default::default(),
+            run_id: {
+                let mut r = Rng::new(seed ^ 0x72756e5f6964);
+                (0..40).map(|_| char::from(b"0123456789abcdef"[(r.next_u64() % 16) as usize])).collect()
+            },
+            startup_memory: 0,
         }
     }
 }
@@ -317,6 +358,13 @@ impl State {
 
     pub fn used_memory(&self) -> usize {
         (self.memory_probe)()
+    }
+
+    /// Samples the command rate and the memory peak (each tick, as Redis's serverCron).
+    pub fn sample_stats(&mut self) {
+        let (now, commands) = (self.now_ms, self.stats.commands);
+        self.stats.ops.sample(now, commands);
+        self.stats.peak_memory = self.stats.peak_memory.max(self.used_memory());
     }
 }
 

@@ -176,8 +176,9 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
     let host = HostLimits::new(&opts.limits, &net.config, &fixed).map_err(|e| anyhow::anyhow!("{e}"))?;
     let facts = ServerFacts {
         text: format!(
-            "arch_bits:{}\nprocess_id:{}\ntcp_port:{}\nbind:{}\ndir:{}\nexecutable:{}\n{}",
+            "arch_bits:{}\n{}process_id:{}\ntcp_port:{}\nbind:{}\ndir:{}\nexecutable:{}\n{}",
             usize::BITS,
+            machine_facts(),
             std::process::id(),
             if listener.is_some() { addr.port() } else { 0 },
             opts.bind,
@@ -299,4 +300,22 @@ pub(crate) async fn accept(listener: &TcpListener) -> Option<tokio::net::TcpStre
 /// Past `maxclients`: Redis's error, best effort (never waits on the client), and close.
 fn refuse(stream: tokio::net::TcpStream) {
     let _ = stream.try_write(b"-ERR max number of clients reached\r\n");
+}
+
+/// INFO's facts about the machine: `os` (Redis's `uname` line) and, filed under the
+/// Memory section, `total_system_memory`.
+fn machine_facts() -> String {
+    let mut t = String::new();
+    // SAFETY: uname fills the struct it is given; its fields are NUL-terminated.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } == 0 {
+        let field = |f: &[libc::c_char]| unsafe { std::ffi::CStr::from_ptr(f.as_ptr()) }.to_string_lossy().into_owned();
+        t.push_str(&format!("os:{} {} {}\n", field(&u.sysname), field(&u.release), field(&u.machine)));
+    }
+    // SAFETY: sysconf only reads system parameters.
+    let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    if pages > 0 && page > 0 {
+        t.push_str(&format!("memory.total_system_memory:{}\n", pages as u64 * page as u64));
+    }
+    t
 }

@@ -63,19 +63,18 @@ impl Latency {
         self.max_us = self.max_us.max(us);
     }
 
-    /// Closes the window if it is over; true when the summary changed.
+    /// Closes the window if it is over; true when it did (the node's facts are then
+    /// reported again: this summary, and INFO's CPU times).
     pub fn roll(&mut self, now: Instant) -> bool {
         if now.duration_since(self.window_start) < WINDOW {
             return false;
         }
-        let s = self.summarize();
+        self.last = self.summarize();
         self.counts = [0; BUCKETS];
         self.total = 0;
         self.max_us = 0;
         self.window_start = now;
-        let changed = s != self.last;
-        self.last = s;
-        changed
+        true
     }
 
     fn summarize(&self) -> Summary {

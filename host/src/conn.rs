@@ -354,6 +354,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                     Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Poll::Ready(Ev::WriteFailed),
                     Poll::Ready(Ok(n)) => {
                         out.advance(n);
+                        ctx.host.net.wrote(n);
                         activity += 1;
                         unflushed = true;
                     }
@@ -403,7 +404,8 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                         graceful = false;
                         break 'conn;
                     }
-                    Ok(_) => {
+                    Ok(n) => {
+                        ctx.host.net.read(n);
                         activity += 1;
                         reads += 1;
                     }

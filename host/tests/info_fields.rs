@@ -30,6 +30,14 @@ const NOT_HERE: &[(&str, &str, &str)] = &[
     ("Memory", "allocator_frag_bytes", "jemalloc's statistics"),
     ("Memory", "allocator_rss_ratio", "jemalloc's statistics"),
     ("Memory", "allocator_rss_bytes", "jemalloc's statistics"),
+    ("Memory", "rss_overhead_ratio", "jemalloc's statistics"),
+    ("Memory", "rss_overhead_bytes", "jemalloc's statistics"),
+    (
+        "Memory",
+        "mem_fragmentation_ratio",
+        "RSS over used_memory: the RSS is the whole process's (Wasmtime, every shard's linear memory), used_memory one engine's heap",
+    ),
+    ("Memory", "mem_fragmentation_bytes", "follows mem_fragmentation_ratio"),
     ("Memory", "active_defrag_running", "no active defragmentation"),
     ("Memory", "mem_replication_backlog", "no replication backlog: replicas read the log"),
     ("Memory", "mem_total_replication_buffers", "no replication buffers: replicas read the log"),
@@ -104,25 +112,8 @@ const NOT_HERE: &[(&str, &str, &str)] = &[
 ];
 
 /// Fields with a meaning here that Memoria does not show yet (issue 24).
-const NOT_YET: &[(&str, &str)] = &[
-    ("Clients", "client_recent_max_input_buffer"),
-    ("Clients", "client_recent_max_output_buffer"),
-    ("Memory", "used_memory_rss"),
-    ("Memory", "used_memory_rss_human"),
-    ("Memory", "rss_overhead_ratio"),
-    ("Memory", "rss_overhead_bytes"),
-    ("Memory", "mem_fragmentation_ratio"),
-    ("Memory", "mem_fragmentation_bytes"),
-    ("Memory", "mem_not_counted_for_evict"),
-    ("Memory", "mem_clients_normal"),
-    ("Stats", "total_net_input_bytes"),
-    ("Stats", "total_net_output_bytes"),
-    ("Stats", "instantaneous_input_kbps"),
-    ("Stats", "instantaneous_output_kbps"),
-    ("Stats", "rejected_connections"),
-    ("Stats", "total_reads_processed"),
-    ("Stats", "total_writes_processed"),
-];
+const NOT_YET: &[(&str, &str)] =
+    &[("Clients", "client_recent_max_input_buffer"), ("Clients", "client_recent_max_output_buffer"), ("Memory", "mem_clients_normal")];
 
 /// Whole sections with a meaning here that Memoria does not show yet (issue 24).
 const SECTIONS_NOT_YET: &[&str] = &["Latencystats"];

@@ -255,7 +255,7 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let (eval_bodies, vm_eval) = st.scripts.memory();
         let (fn_code, vm_fn) = st.functions.memory();
         s.push_str(&format!(
-            "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_startup:{}\r\nused_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{eval_bodies}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_fn}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{fn_code}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:dlmalloc\r\nmemoria_engine_memory_limit:{}\r\n",
+            "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_startup:{}\r\nused_memory_lua:{vm_eval}\r\nused_memory_vm_eval:{vm_eval}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{eval_bodies}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:{vm_fn}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{fn_code}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmem_allocator:dlmalloc\r\nmem_not_counted_for_evict:0\r\nmemoria_engine_memory_limit:{}\r\n",
             used,
             human_bytes(used as u64),
             human_bytes(peak as u64),
@@ -366,8 +366,8 @@ fn host_key_is_filed(line: &[u8]) -> bool {
 }
 
 /// The host's lines filed under `section` (`<section>.<field>:<value>`, from its server
-/// facts and its role record) as INFO lines; a byte count in `total_system_memory` gets
-/// its `_human` line too.
+/// facts and its role record) as INFO lines; the byte counts `total_system_memory` and
+/// `used_memory_rss` get their `_human` lines too.
 fn host_filed(st: &crate::server::state::State, section: &str, s: &mut String) {
     let facts = st.server_info.split(|&b| b == b'\n').filter_map(|l| {
         let l = core::str::from_utf8(l).ok()?;
@@ -377,7 +377,7 @@ fn host_filed(st: &crate::server::state::State, section: &str, s: &mut String) {
     for (k, v) in facts.chain(role) {
         let Some(field) = k.strip_prefix(section).and_then(|f| f.strip_prefix('.')) else { continue };
         s.push_str(&format!("{field}:{v}\r\n"));
-        if field == "total_system_memory"
+        if (field == "total_system_memory" || field == "used_memory_rss")
             && let Ok(n) = v.parse::<u64>()
         {
             s.push_str(&format!("{field}_human:{}\r\n", human_bytes(n)));

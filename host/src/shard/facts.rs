@@ -86,7 +86,7 @@ impl Shard {
         let (offset, mut t) = self.base_role_text();
         self.cluster_lines(&mut t);
         self.gate.stats.lines(&mut t);
-        cpu_lines(&mut t);
+        self.host.net.lines(self.host.rejected.load(std::sync::atomic::Ordering::Relaxed), &mut t);
         (offset, t)
     }
 
@@ -111,20 +111,5 @@ impl Shard {
             }
             Standing::Primary(None) => (0, "primary\noffset:0\nmaster_repl_offset:0\nmemoria_log:none\n".to_string()),
         }
-    }
-}
-
-/// INFO's CPU section, as `cpu.<field>:<value>` lines (the engine files dotted keys under
-/// their section): the process's and its children's (snapshot processes) CPU time, and
-/// the shard thread's as Redis's main thread (the engine runs on it).
-fn cpu_lines(t: &mut String) {
-    for (who, suffix) in [(libc::RUSAGE_SELF, ""), (libc::RUSAGE_CHILDREN, "_children"), (libc::RUSAGE_THREAD, "_main_thread")] {
-        // SAFETY: getrusage writes the struct it is given and nothing else.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(who, &mut u) } != 0 {
-            continue;
-        }
-        let tv = |v: libc::timeval| format!("{}.{:06}", v.tv_sec, v.tv_usec);
-        t.push_str(&format!("cpu.used_cpu_sys{suffix}:{}\ncpu.used_cpu_user{suffix}:{}\n", tv(u.ru_stime), tv(u.ru_utime)));
     }
 }

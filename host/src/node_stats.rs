@@ -1,0 +1,100 @@
+//! What INFO reports of the node's process, as lines filed under their section
+//! (`stats.…`, `memory.…`, `cpu.…`; the engine puts them there): the network counters
+//! the connection tasks keep (Redis's stat_net_input_bytes, reads and writes processed,
+//! instantaneous kbps), the resident memory and the CPU times. Gathered at most once a
+//! second (they cost system calls) and sent with the shard's role record.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+#[derive(Default)]
+pub struct NetStats {
+    input_bytes: AtomicU64,
+    output_bytes: AtomicU64,
+    reads: AtomicU64,
+    writes: AtomicU64,
+    /// The totals at the last gathering and the kbps measured then.
+    rate: Mutex<Option<Rate>>,
+}
+
+/// How often the lines are gathered again.
+const EVERY_MS: u128 = 1000;
+
+struct Rate {
+    at: Instant,
+    input: u64,
+    output: u64,
+    /// The lines gathered then.
+    text: String,
+}
+
+impl NetStats {
+    /// A read from a client socket that returned `n` bytes.
+    pub fn read(&self, n: usize) {
+        self.input_bytes.fetch_add(n as u64, Relaxed);
+        self.reads.fetch_add(1, Relaxed);
+    }
+
+    /// A write to a client socket that took `n` bytes.
+    pub fn wrote(&self, n: usize) {
+        self.output_bytes.fetch_add(n as u64, Relaxed);
+        self.writes.fetch_add(1, Relaxed);
+    }
+
+    /// Appends the node's lines, gathered again when the last ones are a second old.
+    pub fn lines(&self, rejected_connections: u64, t: &mut String) {
+        let now = Instant::now();
+        let mut rate = self.rate.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = rate.as_ref()
+            && now.duration_since(r.at).as_millis() < EVERY_MS
+        {
+            t.push_str(&r.text);
+            return;
+        }
+        let (input, output) = (self.input_bytes.load(Relaxed), self.output_bytes.load(Relaxed));
+        // The rates: bytes since the last gathering, per second.
+        let (input_kbps, output_kbps) = match rate.as_ref() {
+            Some(r) => {
+                let secs = now.duration_since(r.at).as_secs_f64();
+                ((input - r.input) as f64 / secs / 1024.0, (output - r.output) as f64 / secs / 1024.0)
+            }
+            None => (0.0, 0.0),
+        };
+        let mut text = String::new();
+        text.push_str(&format!(
+            "stats.total_net_input_bytes:{input}\nstats.total_net_output_bytes:{output}\nstats.instantaneous_input_kbps:{input_kbps:.2}\nstats.instantaneous_output_kbps:{output_kbps:.2}\nstats.rejected_connections:{rejected_connections}\nstats.total_reads_processed:{}\nstats.total_writes_processed:{}\n",
+            self.reads.load(Relaxed),
+            self.writes.load(Relaxed)
+        ));
+        if let Some(rss) = resident_bytes() {
+            text.push_str(&format!("memory.used_memory_rss:{rss}\n"));
+        }
+        cpu_lines(&mut text);
+        t.push_str(&text);
+        *rate = Some(Rate { at: now, input, output, text });
+    }
+}
+
+/// INFO's CPU section: the process's and its children's (snapshot processes) CPU time,
+/// and the calling (shard) thread's as Redis's main thread (the engine runs on it).
+fn cpu_lines(t: &mut String) {
+    for (who, suffix) in [(libc::RUSAGE_SELF, ""), (libc::RUSAGE_CHILDREN, "_children"), (libc::RUSAGE_THREAD, "_main_thread")] {
+        // SAFETY: getrusage writes the struct it is given and nothing else.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(who, &mut u) } != 0 {
+            continue;
+        }
+        let tv = |v: libc::timeval| format!("{}.{:06}", v.tv_sec, v.tv_usec);
+        t.push_str(&format!("cpu.used_cpu_sys{suffix}:{}\ncpu.used_cpu_user{suffix}:{}\n", tv(u.ru_stime), tv(u.ru_utime)));
+    }
+}
+
+/// The process's resident set (Linux's /proc/self/statm, in pages).
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system parameter.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    (page > 0).then(|| pages * page as u64)
+}

@@ -207,6 +207,7 @@ fn info_sections() {
         "# Modules",
         "# Commandstats",
         "# Errorstats",
+        "# Latencystats",
         "# Cluster",
         "# Keyspace",
     ];

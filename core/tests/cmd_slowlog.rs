@@ -75,3 +75,31 @@ fn durations_are_the_clock_s() {
     h.c("SET a 1");
     assert_eq!(h.c("SLOWLOG LEN"), ":0\r\n");
 }
+
+#[test]
+fn the_latency_monitor_keeps_the_worst_per_second() {
+    let mut h = engine(25_000);
+    // Off by default: nothing is recorded.
+    h.c("GET a");
+    assert_eq!(h.c("LATENCY LATEST"), "*0\r\n");
+    h.c("CONFIG SET latency-monitor-threshold 10");
+    h.c("GET a");
+    h.c("SET a 1");
+    let at = h.now_ms / 1000;
+    let latest = h.c("LATENCY LATEST");
+    assert_eq!(latest, format!("*2\r\n*4\r\n$7\r\ncommand\r\n:{at}\r\n:25\r\n:25\r\n*4\r\n$12\r\nfast-command\r\n:{at}\r\n:25\r\n:25\r\n"), "{latest}");
+    // A second sample in the same second is merged; the next second adds one.
+    h.c("GET a");
+    h.advance(1000);
+    h.c("GET a");
+    let history = h.c("LATENCY HISTORY fast-command");
+    assert_eq!(history, format!("*2\r\n*2\r\n:{at}\r\n:25\r\n*2\r\n:{}\r\n:25\r\n", at + 1));
+    assert_eq!(h.c("LATENCY RESET command nosuch"), ":1\r\n");
+    // That RESET took 25 ms itself: a `command` event again.
+    assert_eq!(h.c("LATENCY RESET"), ":2\r\n");
+    // Below the threshold: not an event.
+    h.c("CONFIG SET latency-monitor-threshold 26");
+    h.c("LATENCY RESET");
+    h.c("GET a");
+    assert_eq!(h.c("LATENCY LATEST"), "*0\r\n");
+}

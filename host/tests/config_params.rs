@@ -57,7 +57,6 @@ const NOT_HERE: &[(&str, &str)] = &[
     ("dynamic-hz", "the shard's tick is fixed by hz"),
     ("aclfile", "ACL users live in the shard's log (ACL LOAD/SAVE have no file)"),
     ("acl-pubsub-default", "not yet: new users get Redis 7's default (resetchannels)"),
-    ("latency-", "LATENCY and latencystats are not built yet (issue 24)"),
     ("maxmemory-clients", "client eviction is not built; connection limits are client-output-buffer-limit and maxclients"),
     ("enable-", "no DEBUG command, no modules, no protected configs"),
     ("propagation-error-behavior", "effects are logged as the engine made them; a replica that cannot apply one stops, it never ignores it"),

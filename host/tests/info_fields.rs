@@ -116,7 +116,7 @@ const NOT_YET: &[(&str, &str)] =
     &[("Clients", "client_recent_max_input_buffer"), ("Clients", "client_recent_max_output_buffer"), ("Memory", "mem_clients_normal")];
 
 /// Whole sections with a meaning here that Memoria does not show yet (issue 24).
-const SECTIONS_NOT_YET: &[&str] = &["Latencystats"];
+const SECTIONS_NOT_YET: &[&str] = &[];
 
 /// Sections in order, each with its field names (per-item lines by prefix).
 fn sections(c: &mut Raw) -> Vec<(String, Vec<String>)> {

@@ -1,6 +1,7 @@
-//! SLOWLOG, INFO commandstats and INFO errorstats against redis-server 7.0.15: the same
-//! conversation on both servers. What only a clock decides is masked: an entry's
-//! timestamp and duration, a command's `usec` and `usec_per_call`, the client's port.
+//! SLOWLOG, LATENCY, INFO commandstats, errorstats and latencystats against redis-server
+//! 7.0.15: the same conversation on both servers. What only a clock decides is masked: an
+//! entry's timestamp and duration, a command's `usec` and `usec_per_call`, percentiles and
+//! histogram buckets (their counts must still add up to the calls), the client's port.
 //! Everything else must be identical: which commands are logged and in which order,
 //! their ids, arguments (trimmed and redacted as Redis does), client address and name;
 //! every command's calls, rejected_calls and failed_calls; every error code's count.
@@ -68,8 +69,28 @@ fn entries(reply: &[u8]) -> String {
     out.join("\n")
 }
 
-/// An INFO section's lines, `usec` and `usec_per_call` masked, sorted (Redis lists
-/// commands in its hash table's order).
+/// LATENCY HISTOGRAM's reply with the buckets masked: per command its calls, and whether
+/// the buckets rise and end at the calls.
+fn histograms(reply: &[u8]) -> String {
+    let V::Array(items) = parse(reply, &mut 0) else { return String::from_utf8_lossy(reply).into_owned() };
+    let mut out = Vec::new();
+    for pair in items.chunks(2) {
+        let [V::Bulk(name), V::Array(body)] = pair else { panic!("{pair:?}") };
+        let [V::Bulk(calls_key), V::Int(calls), V::Bulk(hist_key), V::Array(buckets)] = &body[..] else { panic!("{body:?}") };
+        let counts: Vec<i64> = buckets.iter().skip(1).step_by(2).map(|v| if let V::Int(n) = v { *n } else { panic!("{v:?}") }).collect();
+        let rising = counts.windows(2).all(|w| w[0] < w[1]) && counts.last() == Some(calls);
+        out.push(format!(
+            "{} {}={calls} {} ends at the calls: {rising}",
+            String::from_utf8_lossy(name),
+            String::from_utf8_lossy(calls_key),
+            String::from_utf8_lossy(hist_key)
+        ));
+    }
+    out.join("\n")
+}
+
+/// An INFO section's lines, `usec`, `usec_per_call` and percentiles masked, sorted (Redis
+/// lists commands in its hash table's order).
 fn section(c: &mut Raw, name: &str) -> String {
     let r = c.cmd(&["INFO", name]);
     let V::Bulk(text) = parse(&r, &mut 0) else { panic!("INFO {name}: {r:?}") };
@@ -79,9 +100,10 @@ fn section(c: &mut Raw, name: &str) -> String {
         .filter(|l| !l.is_empty())
         .map(|l| {
             l.split(',')
-                .map(
-                    |f| if f.starts_with("usec=") || f.starts_with("usec_per_call=") { f.split('=').next().unwrap().to_string() + "=*" } else { f.to_string() },
-                )
+                .map(|f| {
+                    let masked = f.starts_with("usec=") || f.starts_with("usec_per_call=") || f.contains(":p") || f.starts_with('p');
+                    if masked { f.rsplit_once('=').map_or(f.to_string(), |(k, _)| format!("{k}=*")) } else { f.to_string() }
+                })
                 .collect::<Vec<_>>()
                 .join(",")
         })
@@ -95,62 +117,64 @@ fn total_errors(c: &mut Raw) -> String {
     r.lines().find(|l| l.starts_with("total_error_replies:")).unwrap_or("total_error_replies: missing").to_string()
 }
 
+/// Sends `args` on `c` and notes the exchange.
+fn say(seen: &mut Vec<String>, c: &mut Raw, args: &[&str]) {
+    let r = String::from_utf8_lossy(&c.cmd(args)).into_owned();
+    seen.push(format!("{args:?} -> {r:?}"));
+}
+
 fn conversation(port: u16) -> Vec<String> {
     let mut a = Raw::connect(port);
     let mut b = Raw::connect(port);
     let mut seen = Vec::new();
-    let mut say = |c: &mut Raw, args: &[&str]| {
-        let r = String::from_utf8_lossy(&c.cmd(args)).into_owned();
-        seen.push(format!("{args:?} -> {r:?}"));
-    };
-    say(&mut a, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
-    say(&mut a, &["SLOWLOG", "RESET"]);
-    say(&mut a, &["CONFIG", "RESETSTAT"]);
-    say(&mut a, &["CLIENT", "SETNAME", "alice"]);
+    say(&mut seen, &mut a, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "RESET"]);
+    say(&mut seen, &mut a, &["CONFIG", "RESETSTAT"]);
+    say(&mut seen, &mut a, &["CLIENT", "SETNAME", "alice"]);
     let long = "x".repeat(200);
-    say(&mut a, &["SET", "k", &long]);
+    say(&mut seen, &mut a, &["SET", "k", &long]);
     let many: Vec<String> = (0..40).map(|i| i.to_string()).collect();
     let mut rpush = vec!["RPUSH", "l"];
     rpush.extend(many.iter().map(String::as_str));
-    say(&mut a, &rpush);
-    say(&mut a, &["AUTH", "secret"]);
-    say(&mut a, &["AUTH", "someone", "secret"]);
+    say(&mut seen, &mut a, &rpush);
+    say(&mut seen, &mut a, &["AUTH", "secret"]);
+    say(&mut seen, &mut a, &["AUTH", "someone", "secret"]);
     // (HELLO's replies hold the client id, which differs between the servers.)
     assert!(a.cmd(&["HELLO", "3", "AUTH", "default", "pw"]).starts_with(b"%7"));
     assert!(a.cmd(&["HELLO", "2"]).starts_with(b"*14"));
-    say(&mut a, &["MULTI"]);
-    say(&mut a, &["SET", "m", "1"]);
-    say(&mut a, &["INCR", "k"]);
-    say(&mut a, &["EXEC"]);
-    say(&mut a, &["MULTI"]);
-    say(&mut a, &["GET"]);
-    say(&mut a, &["EXEC"]);
+    say(&mut seen, &mut a, &["MULTI"]);
+    say(&mut seen, &mut a, &["SET", "m", "1"]);
+    say(&mut seen, &mut a, &["INCR", "k"]);
+    say(&mut seen, &mut a, &["EXEC"]);
+    say(&mut seen, &mut a, &["MULTI"]);
+    say(&mut seen, &mut a, &["GET"]);
+    say(&mut seen, &mut a, &["EXEC"]);
     // Scripts: their calls are logged as `?:0`; an error of a command a script called
     // counts once, whether the script returns it or raises it.
-    say(&mut a, &["EVAL", "redis.call('set','e','1'); return redis.pcall('incr','k')", "0"]);
-    say(&mut a, &["EVAL", "return redis.call('incr','k')", "0"]);
-    say(&mut a, &["EVAL", "return redis.error_reply('MYCODE custom')", "0"]);
-    say(&mut a, &["EVAL", "return {1, redis.pcall('incr','k'), redis.error_reply('OTHER x')}", "0"]);
-    say(&mut a, &["EVAL", "return redis.call('nosuch')", "0"]);
-    say(&mut a, &["NOPE", "x"]);
-    say(&mut a, &["GET"]);
-    say(&mut a, &["SLOWLOG", "LEN", "x"]);
-    say(&mut a, &["SLOWLOG", "GET", "1", "2"]);
-    say(&mut a, &["SLOWLOG", "GET", "-2"]);
-    say(&mut a, &["SLOWLOG", "GET", "abc"]);
-    say(&mut a, &["SLOWLOG", "FOO"]);
-    say(&mut a, &["SLOWLOG"]);
-    say(&mut a, &["SLOWLOG", "HELP"]);
-    say(&mut a, &["LPUSH", "k", "v"]);
-    say(&mut a, &["BLPOP", "nokey", "0.01"]);
-    say(&mut b, &["GET", "k"]);
-    say(&mut b, &["CLIENT", "SETNAME", "bob"]);
+    say(&mut seen, &mut a, &["EVAL", "redis.call('set','e','1'); return redis.pcall('incr','k')", "0"]);
+    say(&mut seen, &mut a, &["EVAL", "return redis.call('incr','k')", "0"]);
+    say(&mut seen, &mut a, &["EVAL", "return redis.error_reply('MYCODE custom')", "0"]);
+    say(&mut seen, &mut a, &["EVAL", "return {1, redis.pcall('incr','k'), redis.error_reply('OTHER x')}", "0"]);
+    say(&mut seen, &mut a, &["EVAL", "return redis.call('nosuch')", "0"]);
+    say(&mut seen, &mut a, &["NOPE", "x"]);
+    say(&mut seen, &mut a, &["GET"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "LEN", "x"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "GET", "1", "2"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "GET", "-2"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "GET", "abc"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "FOO"]);
+    say(&mut seen, &mut a, &["SLOWLOG"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "HELP"]);
+    say(&mut seen, &mut a, &["LPUSH", "k", "v"]);
+    say(&mut seen, &mut a, &["BLPOP", "nokey", "0.01"]);
+    say(&mut seen, &mut b, &["GET", "k"]);
+    say(&mut seen, &mut b, &["CLIENT", "SETNAME", "bob"]);
     // Secrets are logged as `(redacted)`: every rule of ACL SETUSER, sensitive CONFIG SET
     // values.
-    say(&mut a, &["ACL", "SETUSER", "carol", "on", ">carol-pw", "~*", "+@all"]);
-    say(&mut a, &["CONFIG", "SET", "requirepass", "sekrit", "maxmemory-policy", "noeviction"]);
-    say(&mut a, &["CONFIG", "SET", "maxmemory-policy", "noeviction", "requirepass", "x"]);
-    say(&mut a, &["CONFIG", "SET", "requirepass", ""]);
+    say(&mut seen, &mut a, &["ACL", "SETUSER", "carol", "on", ">carol-pw", "~*", "+@all"]);
+    say(&mut seen, &mut a, &["CONFIG", "SET", "requirepass", "sekrit", "maxmemory-policy", "noeviction"]);
+    say(&mut seen, &mut a, &["CONFIG", "SET", "maxmemory-policy", "noeviction", "requirepass", "x"]);
+    say(&mut seen, &mut a, &["CONFIG", "SET", "requirepass", ""]);
 
     let all = a.cmd(&["SLOWLOG", "GET", "-1"]);
     seen.push(format!("SLOWLOG GET -1:\n{}", entries(&all)));
@@ -159,27 +183,48 @@ fn conversation(port: u16) -> Vec<String> {
     seen.push(format!("LEN {:?}", String::from_utf8_lossy(&a.cmd(&["SLOWLOG", "LEN"]))));
     seen.push(section(&mut a, "commandstats"));
     seen.push(section(&mut a, "errorstats"));
+    seen.push(section(&mut a, "latencystats"));
     seen.push(total_errors(&mut a));
+    seen.push(format!("LATENCY HISTOGRAM set client get:\n{}", histograms(&a.cmd(&["LATENCY", "HISTOGRAM", "set", "client", "GET", "nosuch"]))));
+    seen.push(format!("LATENCY HISTOGRAM set set:\n{}", histograms(&a.cmd(&["LATENCY", "HISTOGRAM", "set", "SET"]))));
 
     // The log keeps slowlog-max-len entries; a negative threshold logs nothing.
-    let mut say = |c: &mut Raw, args: &[&str]| {
-        let r = String::from_utf8_lossy(&c.cmd(args)).into_owned();
-        seen.push(format!("{args:?} -> {r:?}"));
-    };
-    say(&mut a, &["CONFIG", "SET", "slowlog-max-len", "3"]);
-    say(&mut a, &["PING"]);
-    say(&mut a, &["SLOWLOG", "LEN"]);
-    say(&mut a, &["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);
-    say(&mut a, &["SLOWLOG", "RESET"]);
-    say(&mut a, &["PING"]);
-    say(&mut a, &["SLOWLOG", "LEN"]);
+    say(&mut seen, &mut a, &["CONFIG", "SET", "slowlog-max-len", "3"]);
+    say(&mut seen, &mut a, &["PING"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "LEN"]);
+    say(&mut seen, &mut a, &["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "RESET"]);
+    say(&mut seen, &mut a, &["PING"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "LEN"]);
     // A threshold no command reaches on this machine: nothing is logged either.
-    say(&mut a, &["CONFIG", "SET", "slowlog-log-slower-than", "10000000"]);
-    say(&mut a, &["PING"]);
-    say(&mut a, &["SLOWLOG", "LEN"]);
-    say(&mut a, &["CONFIG", "RESETSTAT"]);
+    say(&mut seen, &mut a, &["CONFIG", "SET", "slowlog-log-slower-than", "10000000"]);
+    say(&mut seen, &mut a, &["PING"]);
+    say(&mut seen, &mut a, &["SLOWLOG", "LEN"]);
+    // LATENCY: the monitor is off by default (no events); its errors and help.
+    for args in [
+        &["LATENCY", "LATEST"][..],
+        &["LATENCY", "HISTORY", "command"],
+        &["LATENCY", "RESET"],
+        &["LATENCY", "RESET", "command", "fast-command"],
+        &["LATENCY", "HISTORY"],
+        &["LATENCY", "NOSUCH"],
+        &["LATENCY"],
+        &["LATENCY", "HELP"],
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", "50 101"],
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", "abc"],
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", "50.0 99 99.90 0"],
+        &["CONFIG", "GET", "latency-tracking-info-percentiles"],
+    ] {
+        say(&mut seen, &mut a, args);
+    }
+    seen.push(section(&mut a, "latencystats"));
+    say(&mut seen, &mut a, &["CONFIG", "SET", "latency-tracking", "no"]);
+    say(&mut seen, &mut a, &["INCR", "counter"]);
+    seen.push(format!("LATENCY HISTOGRAM incr, untracked:\n{}", histograms(&a.cmd(&["LATENCY", "HISTOGRAM", "incr"]))));
+    say(&mut seen, &mut a, &["CONFIG", "RESETSTAT"]);
     seen.push(section(&mut a, "commandstats"));
     seen.push(section(&mut a, "errorstats"));
+    seen.push(section(&mut a, "latencystats"));
     seen
 }
 

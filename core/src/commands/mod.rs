@@ -13,6 +13,7 @@ pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod keys;
+pub mod latency;
 pub mod lcs;
 pub mod list;
 pub mod migrate;

@@ -342,6 +342,14 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         s.push_str("\r\n");
     }
+    if section_wanted(args, "latencystats", false) {
+        s.push_str("# Latencystats\r\n");
+        for (name, h) in st.cmdstats.histograms() {
+            let fields: Vec<String> = st.config.latency_percentiles.iter().map(|p| format!("p{p}={:.3}", h.value_at_percentile(*p) as f64 / 1000.0)).collect();
+            s.push_str(&format!("latency_percentiles_usec_{name}:{}\r\n", fields.join(",")));
+        }
+        s.push_str("\r\n");
+    }
     if section_wanted(args, "cluster", true) {
         s.push_str(&format!("# Cluster\r\ncluster_enabled:{}\r\n\r\n", u8::from(st.cluster.is_some())));
     }

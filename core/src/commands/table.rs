@@ -4,8 +4,8 @@
 use crate::commands::cluster;
 use crate::commands::pubsub;
 use crate::commands::{
-    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, lcs, list, migrate, multi, scripting, server, set, slowlog, sort, stream,
-    string, tracking, zset,
+    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, latency, lcs, list, migrate, multi, scripting, server, set, slowlog, sort,
+    stream, string, tracking, zset,
 };
 
 use crate::server::spec::flags::*;
@@ -211,6 +211,32 @@ pub static FUNCTION_SUBCOMMANDS: [CommandSpec; 9] = [
 
 /// EVAL and its kin: `numkeys` at 2, then the keys (slot routing, ACL key checks).
 const SCRIPT_RUN: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | SCRIPT;
+
+pub static LATENCY_SUBCOMMANDS: [CommandSpec; 5] = [
+    cmd!(
+        "latency|latest",
+        2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        NK,
+        "server",
+        "2.8.13",
+        "Returns the latest latency samples for all events.",
+        latency::latest
+    ),
+    cmd!("latency|history", 3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.8.13", "Returns timestamp-latency samples for an event.", latency::history),
+    cmd!("latency|reset", -2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.8.13", "Resets the latency data for one or more events.", latency::reset),
+    cmd!(
+        "latency|histogram",
+        -2,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        NK,
+        "server",
+        "7.0.0",
+        "Returns the cumulative distribution of latencies of a subset or all commands.",
+        latency::histogram
+    ),
+    cmd!("latency|help", 2, LOADING | STALE, NK, "server", "2.8.13", "Returns helpful text about the different subcommands.", latency::help),
+];
 
 pub static SLOWLOG_SUBCOMMANDS: [CommandSpec; 4] = [
     cmd!("slowlog|get", -2, ADMIN | LOADING | STALE, NK, "server", "2.2.12", "Returns the slow log's entries.", slowlog::get),
@@ -423,6 +449,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     container!("acl", -2, "server", "6.0.0", "A container for Access List Control commands.", &ACL_SUBCOMMANDS),
     container!("config", -2, "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBCOMMANDS),
     container!("slowlog", -2, "server", "2.2.12", "A container for slow log commands.", &SLOWLOG_SUBCOMMANDS),
+    container!("latency", -2, "server", "2.8.13", "A container for latency diagnostics commands.", &LATENCY_SUBCOMMANDS),
     // INFO keyspace counts keys: it waits for pending writes as DBSIZE does. Other sections
     // (INFO replication, which failover tooling polls while a primary is cut off) do not.
     CommandSpec {

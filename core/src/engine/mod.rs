@@ -804,11 +804,11 @@ impl Engine {
         } else {
             r.null_array();
         }
-        // The blocked command ends here: counted as Redis counts a timed-out or unblocked
-        // one (one call, no time of its own).
+        // The blocked command ends here: counted as Redis 7.0 counts a timed-out or
+        // unblocked one (one call, no time of its own, nothing in its latency histogram).
         self.st.cmdstats.errors(r.take_errors());
         match resolve_encoded(&self.st.index, &b.command) {
-            Some(cmd) => self.st.cmdstats.ran(cmd, 0),
+            Some(cmd) => self.st.cmdstats.ran(cmd, 0, false),
             None => self.st.cmdstats.settle(),
         }
         let suppress = client.reply_off || client.reply_skip;

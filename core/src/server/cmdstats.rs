@@ -8,8 +8,11 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
+use alloc::boxed::Box;
+
 use crate::protocol::reply::ErrorCode;
 use crate::server::spec::CommandSpec;
+use crate::util::hdr::Histogram;
 
 /// Distinct error codes counted at most: a client inventing codes (a script's
 /// `redis.error_reply`) cannot grow the table without bound. Later ones still count in
@@ -26,8 +29,9 @@ pub struct Counts {
 
 #[derive(Default)]
 pub struct CommandStats {
-    /// Keyed by the command's address (specs are statics), sorted by name when shown.
-    by_command: BTreeMap<usize, (&'static CommandSpec, Counts)>,
+    /// Keyed by the command's address (specs are statics), sorted by name when shown;
+    /// with the latency histogram (`latency-tracking`) once the command ran.
+    by_command: BTreeMap<usize, (&'static CommandSpec, Counts, Option<Box<Histogram>>)>,
     errors: BTreeMap<Vec<u8>, u64>,
     pub total_error_replies: u64,
     /// `total_error_replies` when the last command's outcome was counted.
@@ -35,8 +39,12 @@ pub struct CommandStats {
 }
 
 impl CommandStats {
+    fn entry(&mut self, cmd: &'static CommandSpec) -> &mut (&'static CommandSpec, Counts, Option<Box<Histogram>>) {
+        self.by_command.entry(cmd as *const CommandSpec as usize).or_insert((cmd, Counts::default(), None))
+    }
+
     fn counts(&mut self, cmd: &'static CommandSpec) -> &mut Counts {
-        &mut self.by_command.entry(cmd as *const CommandSpec as usize).or_insert((cmd, Counts::default())).1
+        &mut self.entry(cmd).1
     }
 
     /// Counts error replies (their codes) written to a client.
@@ -54,14 +62,19 @@ impl CommandStats {
         }
     }
 
-    /// `cmd` ran to its end in `usec` µs.
-    pub fn ran(&mut self, cmd: &'static CommandSpec, usec: u64) {
+    /// `cmd` ran to its end in `usec` µs; `track`: its latency histogram records it
+    /// (`latency-tracking`).
+    pub fn ran(&mut self, cmd: &'static CommandSpec, usec: u64, track: bool) {
         let failed = self.total_error_replies > self.mark;
         self.mark = self.total_error_replies;
-        let c = self.counts(cmd);
+        let (_, c, histogram) = self.entry(cmd);
         c.calls += 1;
         c.usec += usec;
         c.failed += u64::from(failed);
+        if track {
+            // Redis records µs × 1000 in its nanosecond histogram.
+            histogram.get_or_insert_with(Default::default).record(usec.saturating_mul(1000));
+        }
     }
 
     /// `cmd` was refused before it ran (arity, ACL, OOM, READONLY, -BUSY…).
@@ -86,7 +99,14 @@ impl CommandStats {
 
     /// The INFO commandstats lines, by command name.
     pub fn commandstats(&self) -> Vec<(&'static str, Counts)> {
-        let mut v: Vec<_> = self.by_command.values().map(|(c, n)| (c.name, *n)).collect();
+        let mut v: Vec<_> = self.by_command.values().map(|(c, n, _)| (c.name, *n)).collect();
+        v.sort_unstable_by_key(|(name, _)| *name);
+        v
+    }
+
+    /// The commands with a latency histogram, by name.
+    pub fn histograms(&self) -> Vec<(&'static str, &Histogram)> {
+        let mut v: Vec<_> = self.by_command.values().filter_map(|(c, _, h)| Some((c.name, h.as_deref()?))).collect();
         v.sort_unstable_by_key(|(name, _)| *name);
         v
     }

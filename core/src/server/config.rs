@@ -41,6 +41,8 @@ enum Kind {
     Str,
     /// Reported but not settable at runtime.
     Immutable,
+    /// Space-separated percentiles, each within 0–100 (`latency-tracking-info-percentiles`).
+    Percentiles,
     /// `client-output-buffer-limit`: `<class> <hard> <soft> <soft-seconds>` groups; a SET
     /// changes only the classes it names (as Redis).
     OutputBufferLimit,
@@ -105,6 +107,8 @@ const PARAMS: &[Param] = &[
     Param { name: "slowlog-log-slower-than", alias: None, kind: Kind::Int(-1, i64::MAX), default: "10000" },
     Param { name: "slowlog-max-len", alias: None, kind: Kind::Int(0, i64::MAX), default: "128" },
     Param { name: "latency-tracking", alias: None, kind: Kind::Bool, default: "yes" },
+    Param { name: "latency-monitor-threshold", alias: None, kind: Kind::Int(0, i64::MAX), default: "0" },
+    Param { name: "latency-tracking-info-percentiles", alias: None, kind: Kind::Percentiles, default: "50 99 99.9" },
     Param { name: "lazyfree-lazy-eviction", alias: None, kind: Kind::Bool, default: "no" },
     Param { name: "lazyfree-lazy-expire", alias: None, kind: Kind::Bool, default: "no" },
     Param { name: "lazyfree-lazy-server-del", alias: None, kind: Kind::Bool, default: "no" },
@@ -251,6 +255,11 @@ pub struct Config {
     /// `slowlog-log-slower-than` in µs (negative: the slow log is off).
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: usize,
+    pub latency_tracking: bool,
+    /// `latency-monitor-threshold` in ms (0: the monitor is off).
+    pub latency_monitor_threshold: u64,
+    /// The percentiles INFO latencystats shows.
+    pub latency_percentiles: Vec<f64>,
     /// A CONFIG SET succeeded since the engine last told the host its parameters.
     pub host_changed: bool,
 }
@@ -278,6 +287,9 @@ impl Default for Config {
             stream_node_max_entries: 100,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            latency_tracking: true,
+            latency_monitor_threshold: 0,
+            latency_percentiles: Vec::new(),
             host_changed: false,
         };
         c.refresh();
@@ -373,6 +385,17 @@ impl Config {
                     None => return Err(fail("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")),
                 },
                 Kind::Str => v,
+                Kind::Percentiles => {
+                    let mut shown = Vec::new();
+                    for p in v.split_whitespace() {
+                        match p.parse::<f64>() {
+                            Ok(x) if (0.0..=100.0).contains(&x) => shown.push(format!("{x}")),
+                            Ok(_) => return Err(fail("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")),
+                            Err(_) => return Err(fail("Invalid latency-tracking-info-percentiles parameters")),
+                        }
+                    }
+                    shown.join(" ")
+                }
                 Kind::OutputBufferLimit => {
                     let mut l = OutputLimits::default();
                     let _ = l.update(&staged[i]);
@@ -423,6 +446,9 @@ impl Config {
         self.stream_node_max_entries = self.num("stream-node-max-entries");
         self.slowlog_log_slower_than = self.num("slowlog-log-slower-than");
         self.slowlog_max_len = size(self.num("slowlog-max-len").max(0));
+        self.latency_tracking = self.value("latency-tracking") == Some("yes");
+        self.latency_monitor_threshold = self.num("latency-monitor-threshold").max(0) as u64;
+        self.latency_percentiles = self.value("latency-tracking-info-percentiles").unwrap_or("").split_whitespace().filter_map(|p| p.parse().ok()).collect();
     }
 
     /// `name value` lines of the parameters the host enforces (`HOST_PARAMS`).

@@ -110,7 +110,9 @@ pub fn finished(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, argv: &[&[u8]], us
     if ctx.reply.take_recounted() {
         st.cmdstats.failed_without_count(cmd);
     }
-    st.cmdstats.ran(cmd, usec);
+    st.cmdstats.ran(cmd, usec, st.config.latency_tracking);
+    let event = if cmd.flags & flags::FAST != 0 { "fast-command" } else { "command" };
+    st.latency.add_if_needed(event, usec / 1000, st.now_ms.div_euclid(1000), st.config.latency_monitor_threshold);
     if cmd.flags & flags::SKIP_SLOWLOG != 0 || st.config.slowlog_log_slower_than < 0 {
         return;
     }

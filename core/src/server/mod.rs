@@ -14,6 +14,7 @@ pub mod dispatch;
 pub mod evict;
 pub mod expire;
 pub mod functions;
+pub mod latency;
 pub mod monitor;
 pub mod notify;
 pub mod pause;

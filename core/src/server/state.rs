@@ -121,6 +121,7 @@ pub struct State {
     /// INFO commandstats and errorstats.
     pub cmdstats: crate::server::cmdstats::CommandStats,
     pub slowlog: crate::server::slowlog::SlowLog,
+    pub latency: crate::server::latency::LatencyMonitor,
     /// INFO's run_id: 40 hex digits drawn from the seed, new with every engine.
     pub run_id: alloc::string::String,
     /// Memory in use once the engine was set up (INFO's used_memory_startup).
@@ -166,6 +167,7 @@ impl State {
             clock_mark: None,
             cmdstats: Default::default(),
             slowlog: Default::default(),
+            latency: Default::default(),
             run_id: {
                 let mut r = Rng::new(seed ^ 0x72756e5f6964);
                 (0..40).map(|_| char::from(b"0123456789abcdef"[(r.next_u64() % 16) as usize])).collect()

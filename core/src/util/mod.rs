@@ -2,6 +2,7 @@
 //! the seeded PRNG, and ASCII case-insensitive comparison.
 
 pub mod crmath;
+pub mod hdr;
 mod glob;
 mod num;
 mod rng;

@@ -24,8 +24,10 @@ pub struct ErrorCode {
 impl ErrorCode {
     /// The code of error message `msg` (without the leading `-`).
     pub fn of(msg: &[u8]) -> ErrorCode {
-        // Redis searches "-CODE …" for a space within its first 32 bytes.
-        let head = &msg[..msg.len().min(31)];
+        // Redis searches "-CODE …" for a space within its first 32 bytes (of the error's
+        // line: `msg` may run on into the rest of a script's reply).
+        let line = msg.iter().position(|&c| c == b'\r' || c == b'\n').map_or(msg, |n| &msg[..n]);
+        let head = &line[..line.len().min(31)];
         let code: &[u8] = match head.iter().position(|&c| c == b' ') {
             Some(n) => &head[..n],
             None => b"ERR",
@@ -199,5 +201,19 @@ impl Reply {
 impl Default for Reply {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn error_codes_as_redis_finds_them() {
+        assert_eq!(ErrorCode::of(b"WRONGTYPE Operation against a key").as_bytes(), b"WRONGTYPE");
+        assert_eq!(ErrorCode::of(b"OOPS").as_bytes(), b"ERR");
+        assert_eq!(ErrorCode::of(b"AVERYVERYVERYVERYLONGERRORCODE12345 x").as_bytes(), b"ERR");
+        // Only the error's own line is searched.
+        assert_eq!(ErrorCode::of(b"OOPS\r\n+hello world\r\n").as_bytes(), b"ERR");
     }
 }

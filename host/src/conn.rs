@@ -405,7 +405,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                         break 'conn;
                     }
                     Ok(n) => {
-                        ctx.host.net.read(n);
+                        ctx.host.net.read(n, buf.len());
                         activity += 1;
                         reads += 1;
                     }
@@ -430,6 +430,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                         Err(_) => break,
                     }
                 }
+                ctx.host.net.output_buffer(out.pending());
                 let limit = ctx.host.output_limit(pubsub);
                 // Like Redis: a client past its limit is closed at once, its buffer dropped.
                 let over = if limits::output_over_limit(&limit, out.pending() as u64, &mut soft_since) {

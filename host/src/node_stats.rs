@@ -14,26 +14,41 @@ pub struct NetStats {
     output_bytes: AtomicU64,
     reads: AtomicU64,
     writes: AtomicU64,
+    /// The biggest query and output buffers a client had since the last gathering.
+    peak_input: AtomicU64,
+    peak_output: AtomicU64,
     /// The totals at the last gathering and the kbps measured then.
     rate: Mutex<Option<Rate>>,
 }
 
 /// How often the lines are gathered again.
 const EVERY_MS: u128 = 1000;
+/// Gatherings a buffer peak is remembered for.
+const PEAK_SLOTS: usize = 8;
 
 struct Rate {
     at: Instant,
     input: u64,
     output: u64,
+    /// The buffer peaks of the last gatherings (Redis's CLIENTS_PEAK_MEM_USAGE_SLOTS:
+    /// "recent" is about the last 8 seconds), newest last.
+    peaks: Vec<(u64, u64)>,
     /// The lines gathered then.
     text: String,
 }
 
 impl NetStats {
-    /// A read from a client socket that returned `n` bytes.
-    pub fn read(&self, n: usize) {
+    /// A read from a client socket that returned `n` bytes, leaving `buffered` bytes in
+    /// the client's query buffer.
+    pub fn read(&self, n: usize, buffered: usize) {
         self.input_bytes.fetch_add(n as u64, Relaxed);
         self.reads.fetch_add(1, Relaxed);
+        self.peak_input.fetch_max(buffered as u64, Relaxed);
+    }
+
+    /// A client's output buffer holds `pending` bytes.
+    pub fn output_buffer(&self, pending: usize) {
+        self.peak_output.fetch_max(pending as u64, Relaxed);
     }
 
     /// A write to a client socket that took `n` bytes.
@@ -61,7 +76,13 @@ impl NetStats {
             }
             None => (0.0, 0.0),
         };
-        let mut text = String::new();
+        let mut peaks = rate.as_mut().map(|r| core::mem::take(&mut r.peaks)).unwrap_or_default();
+        peaks.push((self.peak_input.swap(0, Relaxed), self.peak_output.swap(0, Relaxed)));
+        if peaks.len() > PEAK_SLOTS {
+            peaks.remove(0);
+        }
+        let (max_in, max_out) = peaks.iter().fold((0, 0), |(a, b), &(i, o)| (a.max(i), b.max(o)));
+        let mut text = format!("clients.client_recent_max_input_buffer:{max_in}\nclients.client_recent_max_output_buffer:{max_out}\n");
         text.push_str(&format!(
             "stats.total_net_input_bytes:{input}\nstats.total_net_output_bytes:{output}\nstats.instantaneous_input_kbps:{input_kbps:.2}\nstats.instantaneous_output_kbps:{output_kbps:.2}\nstats.rejected_connections:{rejected_connections}\nstats.total_reads_processed:{}\nstats.total_writes_processed:{}\n",
             self.reads.load(Relaxed),
@@ -72,7 +93,7 @@ impl NetStats {
         }
         cpu_lines(&mut text);
         t.push_str(&text);
-        *rate = Some(Rate { at: now, input, output, text });
+        *rate = Some(Rate { at: now, input, output, peaks, text });
     }
 }
 

@@ -112,8 +112,7 @@ const NOT_HERE: &[(&str, &str, &str)] = &[
 ];
 
 /// Fields with a meaning here that Memoria does not show yet (issue 24).
-const NOT_YET: &[(&str, &str)] =
-    &[("Clients", "client_recent_max_input_buffer"), ("Clients", "client_recent_max_output_buffer"), ("Memory", "mem_clients_normal")];
+const NOT_YET: &[(&str, &str)] = &[("Memory", "mem_clients_normal")];
 
 /// Whole sections with a meaning here that Memoria does not show yet (issue 24).
 const SECTIONS_NOT_YET: &[&str] = &[];

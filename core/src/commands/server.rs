@@ -240,12 +240,14 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             .filter(|c| c.blocked.as_ref().is_some_and(|b| b.deadline > 0 && !b.postponed))
             .count();
         s.push_str(&format!(
-            "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{timed}\r\n\r\n",
+            "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{timed}\r\n",
             nclients,
             st.config.value("maxclients").unwrap_or("10000"),
             st.blocking.blocked_clients(),
             st.tracking.clients.len(),
         ));
+        host_filed(st, "clients", &mut s);
+        s.push_str("\r\n");
     }
     if section_wanted(args, "memory", true) {
         let used = st.used_memory();

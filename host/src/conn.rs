@@ -306,6 +306,9 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
     // A QUIT is in flight: read and frame nothing more until it is answered.
     let mut quit_pending = false;
     let mut out = OutBuf { data: Vec::with_capacity(16 * 1024), pos: 0 };
+    // INFO's mem_clients_normal: this connection's buffers, while it lives.
+    let mut gauge = crate::node_stats::BufferGauge::new(&ctx.host.net);
+    gauge.set(buf.capacity() + out.data.capacity());
     // Bytes handed to the stream since its last flush (TLS buffers records).
     let mut unflushed = false;
     // Write what is buffered, then close (QUIT, a protocol error, the shard's close).
@@ -406,6 +409,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                     }
                     Ok(n) => {
                         ctx.host.net.read(n, buf.len());
+                        gauge.set(buf.capacity() + out.data.capacity());
                         activity += 1;
                         reads += 1;
                     }
@@ -431,6 +435,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                     }
                 }
                 ctx.host.net.output_buffer(out.pending());
+                gauge.set(buf.capacity() + out.data.capacity());
                 let limit = ctx.host.output_limit(pubsub);
                 // Like Redis: a client past its limit is closed at once, its buffer dropped.
                 let over = if limits::output_over_limit(&limit, out.pending() as u64, &mut soft_since) {

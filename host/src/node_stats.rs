@@ -17,6 +17,8 @@ pub struct NetStats {
     /// The biggest query and output buffers a client had since the last gathering.
     peak_input: AtomicU64,
     peak_output: AtomicU64,
+    /// Bytes the connections' query and output buffers hold (INFO's mem_clients_normal).
+    client_buffers: AtomicU64,
     /// The totals at the last gathering and the kbps measured then.
     rate: Mutex<Option<Rate>>,
 }
@@ -82,7 +84,10 @@ impl NetStats {
             peaks.remove(0);
         }
         let (max_in, max_out) = peaks.iter().fold((0, 0), |(a, b), &(i, o)| (a.max(i), b.max(o)));
-        let mut text = format!("clients.client_recent_max_input_buffer:{max_in}\nclients.client_recent_max_output_buffer:{max_out}\n");
+        let mut text = format!(
+            "clients.client_recent_max_input_buffer:{max_in}\nclients.client_recent_max_output_buffer:{max_out}\nmemory.mem_clients_normal:{}\n",
+            self.client_buffers.load(Relaxed)
+        );
         text.push_str(&format!(
             "stats.total_net_input_bytes:{input}\nstats.total_net_output_bytes:{output}\nstats.instantaneous_input_kbps:{input_kbps:.2}\nstats.instantaneous_output_kbps:{output_kbps:.2}\nstats.rejected_connections:{rejected_connections}\nstats.total_reads_processed:{}\nstats.total_writes_processed:{}\n",
             self.reads.load(Relaxed),
@@ -108,6 +113,36 @@ fn cpu_lines(t: &mut String) {
         }
         let tv = |v: libc::timeval| format!("{}.{:06}", v.tv_sec, v.tv_usec);
         t.push_str(&format!("cpu.used_cpu_sys{suffix}:{}\ncpu.used_cpu_user{suffix}:{}\n", tv(u.ru_stime), tv(u.ru_utime)));
+    }
+}
+
+/// One connection's share of `client_buffers`: it reports its buffers' capacity as it
+/// changes, and takes it back when the connection ends.
+pub struct BufferGauge<'a> {
+    stats: &'a NetStats,
+    held: u64,
+}
+
+impl<'a> BufferGauge<'a> {
+    pub fn new(stats: &'a NetStats) -> Self {
+        BufferGauge { stats, held: 0 }
+    }
+
+    /// The connection's buffers now hold `bytes`.
+    pub fn set(&mut self, bytes: usize) {
+        let bytes = bytes as u64;
+        if bytes > self.held {
+            self.stats.client_buffers.fetch_add(bytes - self.held, Relaxed);
+        } else if bytes < self.held {
+            self.stats.client_buffers.fetch_sub(self.held - bytes, Relaxed);
+        }
+        self.held = bytes;
+    }
+}
+
+impl Drop for BufferGauge<'_> {
+    fn drop(&mut self) {
+        self.set(0);
     }
 }
 

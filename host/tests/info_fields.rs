@@ -112,7 +112,7 @@ const NOT_HERE: &[(&str, &str, &str)] = &[
 ];
 
 /// Fields with a meaning here that Memoria does not show yet (issue 24).
-const NOT_YET: &[(&str, &str)] = &[("Memory", "mem_clients_normal")];
+const NOT_YET: &[(&str, &str)] = &[];
 
 /// Whole sections with a meaning here that Memoria does not show yet (issue 24).
 const SECTIONS_NOT_YET: &[&str] = &[];

@@ -307,7 +307,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
     let mut quit_pending = false;
     let mut out = OutBuf { data: Vec::with_capacity(16 * 1024), pos: 0 };
     // INFO's mem_clients_normal: this connection's buffers, while it lives.
-    let mut gauge = crate::node_stats::BufferGauge::new(&ctx.host.net);
+    let mut gauge = crate::node_stats::BufferGauge::new(&ctx.host.node);
     gauge.set(buf.capacity() + out.data.capacity());
     // Bytes handed to the stream since its last flush (TLS buffers records).
     let mut unflushed = false;
@@ -357,7 +357,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                     Poll::Ready(Ok(0)) | Poll::Ready(Err(_)) => return Poll::Ready(Ev::WriteFailed),
                     Poll::Ready(Ok(n)) => {
                         out.advance(n);
-                        ctx.host.net.wrote(n);
+                        ctx.host.node.wrote(n);
                         activity += 1;
                         unflushed = true;
                     }
@@ -408,7 +408,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                         break 'conn;
                     }
                     Ok(n) => {
-                        ctx.host.net.read(n, buf.len());
+                        ctx.host.node.read(n, buf.len());
                         gauge.set(buf.capacity() + out.data.capacity());
                         activity += 1;
                         reads += 1;
@@ -434,7 +434,7 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
                         Err(_) => break,
                     }
                 }
-                ctx.host.net.output_buffer(out.pending());
+                ctx.host.node.output_buffer(out.pending());
                 gauge.set(buf.capacity() + out.data.capacity());
                 let limit = ctx.host.output_limit(pubsub);
                 // Like Redis: a client past its limit is closed at once, its buffer dropped.

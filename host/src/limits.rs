@@ -75,8 +75,8 @@ pub struct HostLimits {
     pub output_limit_drops: AtomicU64,
     pub idle_drops: AtomicU64,
     pub stalled_drops: AtomicU64,
-    /// Bytes, reads and writes of the client sockets (INFO stats).
-    pub net: crate::node_stats::NetStats,
+    /// What INFO reports of the process: client sockets' bytes, buffers, RSS, CPU.
+    pub node: crate::node_stats::NodeStats,
 }
 
 /// Counts a connection while it lives (the `maxclients` check).
@@ -112,7 +112,7 @@ impl HostLimits {
             output_limit_drops: AtomicU64::new(0),
             idle_drops: AtomicU64::new(0),
             stalled_drops: AtomicU64::new(0),
-            net: Default::default(),
+            node: Default::default(),
         };
         for (k, v) in settings {
             cfg.set_many(&[(k.as_bytes(), v.as_bytes())]).map_err(|e| e.trim_start_matches("ERR ").replace("CONFIG SET failed", &format!("--{k} {v:?}")))?;

@@ -1,15 +1,16 @@
 //! What INFO reports of the node's process, as lines filed under their section
-//! (`stats.…`, `memory.…`, `cpu.…`; the engine puts them there): the network counters
-//! the connection tasks keep (Redis's stat_net_input_bytes, reads and writes processed,
-//! instantaneous kbps), the resident memory and the CPU times. Gathered at most once a
-//! second (they cost system calls) and sent with the shard's role record.
+//! (`stats.…`, `clients.…`, `memory.…`, `cpu.…`; the engine puts them there): what the
+//! connection tasks count (Redis's stat_net_input_bytes, reads and writes processed,
+//! instantaneous kbps, the clients' buffer peaks and memory), the resident memory and the
+//! CPU times. Gathered at most once a second (they cost system calls) and sent with the
+//! shard's role record.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 #[derive(Default)]
-pub struct NetStats {
+pub struct NodeStats {
     input_bytes: AtomicU64,
     output_bytes: AtomicU64,
     reads: AtomicU64,
@@ -19,8 +20,8 @@ pub struct NetStats {
     peak_output: AtomicU64,
     /// Bytes the connections' query and output buffers hold (INFO's mem_clients_normal).
     client_buffers: AtomicU64,
-    /// The totals at the last gathering and the kbps measured then.
-    rate: Mutex<Option<Rate>>,
+    /// The last gathering: its totals, buffer peaks and lines.
+    last: Mutex<Option<Gathered>>,
 }
 
 /// How often the lines are gathered again.
@@ -28,7 +29,7 @@ const EVERY_MS: u128 = 1000;
 /// Gatherings a buffer peak is remembered for.
 const PEAK_SLOTS: usize = 8;
 
-struct Rate {
+struct Gathered {
     at: Instant,
     input: u64,
     output: u64,
@@ -39,7 +40,7 @@ struct Rate {
     text: String,
 }
 
-impl NetStats {
+impl NodeStats {
     /// A read from a client socket that returned `n` bytes, leaving `buffered` bytes in
     /// the client's query buffer.
     pub fn read(&self, n: usize, buffered: usize) {
@@ -62,8 +63,8 @@ impl NetStats {
     /// Appends the node's lines, gathered again when the last ones are a second old.
     pub fn lines(&self, rejected_connections: u64, t: &mut String) {
         let now = Instant::now();
-        let mut rate = self.rate.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(r) = rate.as_ref()
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = last.as_ref()
             && now.duration_since(r.at).as_millis() < EVERY_MS
         {
             t.push_str(&r.text);
@@ -71,14 +72,14 @@ impl NetStats {
         }
         let (input, output) = (self.input_bytes.load(Relaxed), self.output_bytes.load(Relaxed));
         // The rates: bytes since the last gathering, per second.
-        let (input_kbps, output_kbps) = match rate.as_ref() {
+        let (input_kbps, output_kbps) = match last.as_ref() {
             Some(r) => {
                 let secs = now.duration_since(r.at).as_secs_f64();
                 ((input - r.input) as f64 / secs / 1024.0, (output - r.output) as f64 / secs / 1024.0)
             }
             None => (0.0, 0.0),
         };
-        let mut peaks = rate.as_mut().map(|r| core::mem::take(&mut r.peaks)).unwrap_or_default();
+        let mut peaks = last.as_mut().map(|r| core::mem::take(&mut r.peaks)).unwrap_or_default();
         peaks.push((self.peak_input.swap(0, Relaxed), self.peak_output.swap(0, Relaxed)));
         if peaks.len() > PEAK_SLOTS {
             peaks.remove(0);
@@ -98,7 +99,7 @@ impl NetStats {
         }
         cpu_lines(&mut text);
         t.push_str(&text);
-        *rate = Some(Rate { at: now, input, output, peaks, text });
+        *last = Some(Gathered { at: now, input, output, peaks, text });
     }
 }
 
@@ -119,12 +120,12 @@ fn cpu_lines(t: &mut String) {
 /// One connection's share of `client_buffers`: it reports its buffers' capacity as it
 /// changes, and takes it back when the connection ends.
 pub struct BufferGauge<'a> {
-    stats: &'a NetStats,
+    stats: &'a NodeStats,
     held: u64,
 }
 
 impl<'a> BufferGauge<'a> {
-    pub fn new(stats: &'a NetStats) -> Self {
+    pub fn new(stats: &'a NodeStats) -> Self {
         BufferGauge { stats, held: 0 }
     }
 

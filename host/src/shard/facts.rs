@@ -86,7 +86,7 @@ impl Shard {
         let (offset, mut t) = self.base_role_text();
         self.cluster_lines(&mut t);
         self.gate.stats.lines(&mut t);
-        self.host.net.lines(self.host.rejected.load(std::sync::atomic::Ordering::Relaxed), &mut t);
+        self.host.node.lines(self.host.rejected.load(std::sync::atomic::Ordering::Relaxed), &mut t);
         (offset, t)
     }
 

@@ -325,12 +325,8 @@ impl Host for ScriptHost<'_, '_> {
                 out.extend_from_slice(e.as_bytes());
                 out.extend_from_slice(b"\r\n");
                 // Counted as a refused call, as Redis's scriptCall does.
-                let stats = &mut self.ctx.st.cmdstats;
-                stats.errors(core::iter::once(crate::protocol::reply::ErrorCode::of(e.as_bytes())));
-                match self.ctx.st.index.resolve(argv) {
-                    Some(cmd) => stats.rejected(cmd),
-                    None => stats.settle(),
-                }
+                let refused = self.ctx.st.index.resolve(argv);
+                self.ctx.st.cmdstats.not_run(core::iter::once(crate::protocol::reply::ErrorCode::of(e.as_bytes())), refused);
                 return;
             }
         };

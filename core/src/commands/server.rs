@@ -214,7 +214,7 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let bits = host_bits.map_or_else(|| format!("{}", usize::BITS), |b| String::from_utf8_lossy(b).into_owned());
         s.push_str(&format!("redis_mode:{mode}\r\narch_bits:{bits}\r\nmemoria_engine_arch:{ENGINE_ARCH}\r\nmultiplexing_api:tokio\r\n"));
         // The host's own lines; those filed under another section (`memory.…`) go there.
-        for line in st.server_info.split(|&b| b == b'\n').filter(|l| !l.is_empty() && !l.starts_with(b"arch_bits:") && !host_key_is_filed(l)) {
+        for line in st.server_info.split(|&b| b == b'\n').filter(|l| !l.is_empty() && !l.starts_with(b"arch_bits:") && !filed_elsewhere(key_of(l))) {
             s.push_str(&String::from_utf8_lossy(line));
             s.push_str("\r\n");
         }
@@ -311,7 +311,7 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         s.push_str("# Replication\r\n");
         s.push_str(if st.replica_mode { "role:slave\r\n" } else { "role:master\r\nconnected_slaves:0\r\n" });
         // The cluster facts in role_info are the slot map for routing, not INFO lines.
-        for (k, v) in st.role_info.iter().filter(|(k, _)| !k.starts_with("cluster_") && !k.contains('.')) {
+        for (k, v) in st.role_info.iter().filter(|(k, _)| !k.starts_with("cluster_") && !filed_elsewhere(k.as_bytes())) {
             s.push_str(&format!("{k}:{v}\r\n"));
         }
         s.push_str("\r\n");
@@ -369,10 +369,15 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.reply.verbatim(s.as_bytes());
 }
 
-/// Whether a host line (`key:value`) is filed under a section other than Server: its key
-/// is `<section>.<field>`.
-fn host_key_is_filed(line: &[u8]) -> bool {
-    line.iter().take_while(|&&b| b != b':').any(|&b| b == b'.')
+/// The key of a host line (`key:value`).
+fn key_of(line: &[u8]) -> &[u8] {
+    line.split(|&b| b == b':').next().unwrap_or(line)
+}
+
+/// Whether a host fact belongs to another section than the one it came with (Server's
+/// facts, Replication's role lines): its key is `<section>.<field>` (see `host_filed`).
+fn filed_elsewhere(key: &[u8]) -> bool {
+    key.contains(&b'.')
 }
 
 /// The host's lines filed under `section` (`<section>.<field>:<value>`, from its server

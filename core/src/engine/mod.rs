@@ -443,8 +443,7 @@ impl Engine {
     fn finish_record(&mut self, slot: usize, mut client: Client, payload: &[u8], outcome: Outcome, kind: u8, out: &mut Vec<u8>) {
         let id = client.id;
         if self.reply.has_errors() {
-            self.st.cmdstats.errors(self.reply.take_errors());
-            self.st.cmdstats.settle();
+            self.st.cmdstats.not_run(self.reply.take_errors(), None);
         }
         let Outcome { close, pushing, block, unblock, kill, unpaused, host } = outcome;
         let mut flags = 0;
@@ -611,11 +610,9 @@ impl Engine {
             self.suspended = Some(s);
             return self.suspended_record(now_us, None);
         }
-        if let Some(cmd) = resolve_encoded(&ctx.st.index, &s.payload) {
+        let argv = decode(&s.payload);
+        if let Some(cmd) = ctx.st.index.resolve(&argv) {
             let usec = (ctx.st.clock)().saturating_sub(ctx.st.scripts.started_us);
-            let mut args = Vec::new();
-            crate::protocol::resp::read_command(&s.payload, &mut args);
-            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &s.payload[a..b]).collect();
             crate::server::dispatch::finished(&mut ctx, cmd, &argv, usec);
         }
         let outcome = Outcome::of(&mut ctx);
@@ -806,10 +803,12 @@ impl Engine {
         }
         // The blocked command ends here: counted as Redis 7.0 counts a timed-out or
         // unblocked one (one call, no time of its own, nothing in its latency histogram).
-        self.st.cmdstats.errors(r.take_errors());
-        match resolve_encoded(&self.st.index, &b.command) {
-            Some(cmd) => self.st.cmdstats.ran(cmd, 0, false),
-            None => self.st.cmdstats.settle(),
+        match self.st.index.resolve(&decode(&b.command)) {
+            Some(cmd) => {
+                self.st.cmdstats.errors(r.take_errors());
+                self.st.cmdstats.ran(cmd, 0, false);
+            }
+            None => self.st.cmdstats.not_run(r.take_errors(), None),
         }
         let suppress = client.reply_off || client.reply_skip;
         client.reply_skip = core::mem::take(&mut client.reply_skip_next);
@@ -949,12 +948,14 @@ fn dedup_keys(keys: Vec<alloc::boxed::Box<[u8]>>) -> Vec<alloc::boxed::Box<[u8]>
     out
 }
 
-/// The command an encoded request (a blocked client's) runs, for its statistics.
-fn resolve_encoded(index: &crate::server::spec::CommandIndex, command: &[u8]) -> Option<&'static crate::server::spec::CommandSpec> {
+/// The arguments of an encoded request (a blocked client's, a yielded script's), for its
+/// statistics; none when it does not parse.
+fn decode(command: &[u8]) -> Vec<&[u8]> {
     let mut args = Vec::new();
-    crate::protocol::resp::read_command(command, &mut args)?;
-    let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &command[a..b]).collect();
-    index.resolve(&argv)
+    if crate::protocol::resp::read_command(command, &mut args).is_none() {
+        return Vec::new();
+    }
+    args.iter().map(|&(a, b)| &command[a..b]).collect()
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ impl CommandStats {
     }
 
     /// `cmd` was refused before it ran (arity, ACL, OOM, READONLY, -BUSY…).
-    pub fn rejected(&mut self, cmd: &'static CommandSpec) {
+    fn rejected(&mut self, cmd: &'static CommandSpec) {
         if self.total_error_replies > self.mark {
             self.counts(cmd).rejected += 1;
         }
@@ -87,8 +87,18 @@ impl CommandStats {
 
     /// Nothing of a command was counted (unknown, queued, blocked): errors so far belong
     /// to no command.
-    pub fn settle(&mut self) {
+    fn settle(&mut self) {
         self.mark = self.total_error_replies;
+    }
+
+    /// A command that did not run to its end: its `errors` are counted, and `refused`
+    /// (when it was refused before running) gets them as rejected_calls.
+    pub fn not_run<I: Iterator<Item = ErrorCode>>(&mut self, errors: I, refused: Option<&'static CommandSpec>) {
+        self.errors(errors);
+        match refused {
+            Some(cmd) => self.rejected(cmd),
+            None => self.settle(),
+        }
     }
 
     /// An error already counted ran through a script's reply again: the command fails

@@ -52,8 +52,7 @@ fn resolve(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Option<(&'static CommandSpec, b
         }
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", top.name));
         // Redis counts the container itself as the refused command.
-        ctx.st.cmdstats.errors(ctx.reply.take_errors());
-        ctx.st.cmdstats.rejected(top);
+        ctx.st.cmdstats.not_run(ctx.reply.take_errors(), Some(top));
         return None;
     }
     match crate::server::spec::find_sub(top, argv[1]) {
@@ -72,8 +71,7 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return;
     }
     let Some((cmd, bare)) = resolve(ctx, argv) else {
-        ctx.st.cmdstats.errors(ctx.reply.take_errors());
-        ctx.st.cmdstats.settle();
+        ctx.st.cmdstats.not_run(ctx.reply.take_errors(), None);
         return;
     };
     call_resolved(ctx, cmd, bare, argv);
@@ -88,17 +86,10 @@ pub fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// subcommand runs its bare one): a script's `redis.call` resolves before its checks.
 /// Counts the outcome for INFO commandstats/errorstats and the slow log.
 pub fn call_resolved(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, argv: &[&[u8]]) {
-    let checked = check_and_run(ctx, cmd, bare, argv);
-    match checked {
-        Checked::Refused => {
-            ctx.st.cmdstats.errors(ctx.reply.take_errors());
-            ctx.st.cmdstats.rejected(cmd);
-        }
+    match check_and_run(ctx, cmd, bare, argv) {
+        Checked::Refused => ctx.st.cmdstats.not_run(ctx.reply.take_errors(), Some(cmd)),
         Checked::Ran(usec) => finished(ctx, cmd, argv, usec),
-        Checked::Later => {
-            ctx.st.cmdstats.errors(ctx.reply.take_errors());
-            ctx.st.cmdstats.settle();
-        }
+        Checked::Later => ctx.st.cmdstats.not_run(ctx.reply.take_errors(), None),
     }
 }
 

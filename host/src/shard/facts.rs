@@ -58,7 +58,8 @@ impl Shard {
     pub(super) fn send_facts(&mut self) {
         let mut b = BatchWriter::new();
         b.record(batch::REC_SERVER_INFO, 0, self.facts.text.as_bytes());
-        let (offset, role) = self.role_text();
+        let (offset, mut role) = self.role_text();
+        self.node_lines(&mut role);
         b.record(batch::REC_ROLE, 0, role.as_bytes());
         // The connection limits in force (a rebuilt engine keeps CONFIG SETs of them).
         b.record(batch::REC_CONFIG, 0, self.host.lines().as_bytes());
@@ -73,12 +74,19 @@ impl Shard {
         let rolled = self.gate.stats.roll(Instant::now());
         // Read the shared version first: a change racing with this report is seen next time.
         let version = self.cluster.as_ref().and_then(|c| c.shared.as_ref()).map_or(0, |s| s.version());
-        let (offset, text) = self.role_text();
+        let (offset, mut text) = self.role_text();
         let moved = self.cluster.as_mut().is_some_and(|c| std::mem::replace(&mut c.reported_version, version) != version);
         if offset != self.reported_offset || moved || rolled {
             self.reported_offset = offset;
+            self.node_lines(&mut text);
             self.batch.record(batch::REC_ROLE, 0, text.as_bytes());
         }
+    }
+
+    /// What INFO reports of the process (network, buffers, RSS, CPU), added to a role
+    /// record only when one is sent (`role_text` runs on every turn of the loop).
+    fn node_lines(&self, t: &mut String) {
+        self.host.node.lines(self.host.rejected.load(std::sync::atomic::Ordering::Relaxed), t);
     }
 
     /// The node's role and log offset, as REC_ROLE text.
@@ -86,7 +94,6 @@ impl Shard {
         let (offset, mut t) = self.base_role_text();
         self.cluster_lines(&mut t);
         self.gate.stats.lines(&mut t);
-        self.host.node.lines(self.host.rejected.load(std::sync::atomic::Ordering::Relaxed), &mut t);
         (offset, t)
     }
 

@@ -448,7 +448,6 @@ pub fn config_set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     match ctx.st.config.set_many(&pairs) {
         Ok(()) => {
-            ctx.st.acl.log_max_len = ctx.st.config.acllog_max_len;
             if let Some(p) = pass {
                 crate::commands::acl::set_requirepass(ctx, p);
             }

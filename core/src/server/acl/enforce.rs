@@ -43,8 +43,16 @@ fn log_denial(ctx: &mut Ctx<'_>, d: Denied, spec: &CommandSpec, argv: &[&[u8]], 
     };
     let cinfo = client_info(ctx.st, ctx.client);
     let user = user_name(&ctx.st.acl, ctx.client).to_vec();
-    let now = ctx.st.now_ms;
-    ctx.st.acl.add_log(reason, context, object, &user, now, cinfo);
+    log_entry(ctx, reason, context, object, &user, cinfo);
+}
+
+/// Adds an ACL LOG entry; a new one trims the log to the newest `acllog-max-len`, as in
+/// Redis (a folded one leaves its length alone).
+fn log_entry(ctx: &mut Ctx<'_>, reason: u8, context: u8, object: &[u8], username: &[u8], cinfo: Vec<u8>) {
+    let (now, max_len) = (ctx.st.now_ms, ctx.st.config.acllog_max_len);
+    if ctx.st.acl.add_log(reason, context, object, username, now, cinfo) {
+        ctx.st.acl.log.truncate(max_len);
+    }
 }
 
 /// Authentication and permissions of `ctx.client` for `spec` (Redis's processCommand
@@ -126,8 +134,7 @@ pub fn authenticate(ctx: &mut Ctx<'_>, name: &[u8], pass: &[u8]) -> bool {
     }
     let context = if ctx.client.multi.is_some() { CTX_MULTI } else { CTX_TOPLEVEL };
     let cinfo = client_info(ctx.st, ctx.client);
-    let now = ctx.st.now_ms;
-    ctx.st.acl.add_log(REASON_AUTH, context, b"AUTH", name, now, cinfo);
+    log_entry(ctx, REASON_AUTH, context, b"AUTH", name, cinfo);
     false
 }
 

@@ -144,7 +144,6 @@ pub struct Acl {
     free: Vec<u32>,
     next_gen: u32,
     pub log: VecDeque<LogEntry>,
-    pub log_max_len: usize,
     /// SHA-256 hex of the supervisor's internal token (see `INTERNAL_USER`).
     pub internal: Option<Vec<u8>>,
     /// Every command and subcommand, a container followed by its subcommands; the index
@@ -174,19 +173,8 @@ impl Acl {
         let cats = specs.iter().map(|s| s.acl_category_bits()).collect();
         let mut by_addr: Vec<(usize, usize)> = specs.iter().enumerate().map(|(i, s)| (*s as *const CommandSpec as usize, i)).collect();
         by_addr.sort_unstable();
-        let mut acl = Acl {
-            slots: Vec::new(),
-            names: BTreeMap::new(),
-            free: Vec::new(),
-            next_gen: 1,
-            log: VecDeque::new(),
-            log_max_len: 128,
-            internal: None,
-            specs,
-            subs,
-            cats,
-            by_addr,
-        };
+        let mut acl =
+            Acl { slots: Vec::new(), names: BTreeMap::new(), free: Vec::new(), next_gen: 1, log: VecDeque::new(), internal: None, specs, subs, cats, by_addr };
         let mut d = User::new(b"default");
         for op in [&b"+@all"[..], b"~*", b"&*", b"on", b"nopass"] {
             let _ = rules::set_user(&acl, &mut d, op);
@@ -372,8 +360,9 @@ impl Acl {
         Ok(())
     }
 
-    /// Adds an ACL LOG entry, folding it into a recent similar one (Redis's addACLLogEntry).
-    pub fn add_log(&mut self, reason: u8, context: u8, object: &[u8], username: &[u8], now_ms: i64, cinfo: Vec<u8>) {
+    /// Adds an ACL LOG entry, folding it into a recent similar one (Redis's addACLLogEntry);
+    /// true when the entry is a new one (the log grew).
+    pub fn add_log(&mut self, reason: u8, context: u8, object: &[u8], username: &[u8], now_ms: i64, cinfo: Vec<u8>) -> bool {
         let found = self
             .log
             .iter()
@@ -385,12 +374,10 @@ impl Acl {
             e.ctime = now_ms;
             e.count += 1;
             self.log.push_front(e);
-            return;
+            return false;
         }
         self.log.push_front(LogEntry { count: 1, reason, context, object: object.to_vec(), username: username.to_vec(), ctime: now_ms, cinfo });
-        while self.log.len() > self.log_max_len {
-            self.log.pop_back();
-        }
+        true
     }
 }
 

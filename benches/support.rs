@@ -51,9 +51,17 @@ pub fn memoria_up(dir: &Path, extra: &[&str]) -> (Proc, u16) {
             break b;
         }
     };
+    // The two nodes' metrics ports, likewise.
+    let metrics = loop {
+        let b = free_port();
+        if b != base && b != base + 1 && std::net::TcpListener::bind(("127.0.0.1", b + 1)).is_ok() {
+            break b;
+        }
+    };
     let up = Proc(
         Command::new(memoria_bin())
             .args(["up", "--port", &port.to_string(), "--node-port-base", &base.to_string()])
+            .args(["--metrics-port-base", &metrics.to_string()])
             .args(extra)
             .arg("--data-dir")
             .arg(dir)

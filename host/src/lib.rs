@@ -10,6 +10,7 @@ pub mod handoff;
 pub mod lease;
 pub mod limits;
 pub mod log_args;
+pub mod metrics_endpoint;
 pub mod node_stats;
 pub mod replay;
 pub mod server;

@@ -91,6 +91,17 @@ struct NodeArgs {
     /// trusted network.
     #[arg(long, default_value = "yes", value_parser = ["yes", "no"])]
     protected_mode: String,
+    /// Serve Prometheus metrics (GET /metrics) on this port (0: none; `memoria up` gives
+    /// each node process one, see --metrics-port-base).
+    #[arg(long, default_value_t = 0)]
+    metrics_port: u16,
+    /// Address the metrics port listens on.
+    #[arg(long, default_value = "127.0.0.1")]
+    metrics_bind: String,
+    /// Bearer token scrapers of /metrics must send (required beyond loopback; under
+    /// `memoria up` it guards the log service's /metrics too).
+    #[arg(long, env = "MEMORIA_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
 }
 
 impl NodeArgs {
@@ -106,6 +117,8 @@ impl NodeArgs {
             self.shards.to_string(),
             "--protected-mode".into(),
             self.protected_mode.clone(),
+            "--metrics-bind".into(),
+            self.metrics_bind.clone(),
         ];
         flags.extend([
             "--maxclients".into(),
@@ -147,6 +160,13 @@ struct UpArgs {
     /// current primary's TLS port.
     #[arg(long)]
     node_tls_port_base: Option<u16>,
+    /// Prometheus: node process i serves /metrics on this port + i (default: the port
+    /// after the nodes' last one); the log service's /metrics is listed with them.
+    #[arg(long)]
+    metrics_port_base: Option<u16>,
+    /// No Prometheus endpoints on the nodes.
+    #[arg(long)]
+    no_metrics: bool,
     /// Serve the embedded log service over HTTPS with --tls-cert-file/--tls-key-file (a
     /// certificate valid for 127.0.0.1); nodes check it against --tls-ca-cert-file.
     #[arg(long)]
@@ -338,6 +358,7 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
     };
     let net = NetOptions { handoff: a.handoff_socket.clone(), ..net_of(n)? };
     let srv = server::start_with(opts, net).await?;
+    serve_metrics(n, vec![(0, srv.shard_handle())]).await?;
     let role = match (&a.replica_of, a.lease_ms) {
         (Some(p), 0) => format!("replica of {p}"),
         (None, 0) => "primary".to_string(),
@@ -379,6 +400,7 @@ async fn serve_cluster(a: &ServerArgs, api: memoria_log::LogHandle) -> anyhow::R
     })
     .await?;
     let addrs: Vec<String> = srv.addrs().iter().map(|a| a.to_string()).collect();
+    serve_metrics(n, srv.handles()).await?;
     println!("memoria {} cluster node: {} shard(s) on {}; log: {}", env!("CARGO_PKG_VERSION"), n.shards, addrs.join(", "), a.log_url.join(", "));
     shutdown_signal().await;
     println!("shutting down");
@@ -435,6 +457,15 @@ async fn up(u: UpArgs) -> anyhow::Result<()> {
         tls,
         log_tls,
         console: (!u.no_console).then(|| memoria_host::supervisor::ConsoleOptions { port: a.console_port, token: u.console_token.clone() }),
+        metrics: (!u.no_metrics).then(|| {
+            let nodes = (u.replicas + 1) * a.shards as usize;
+            let after_nodes = u.node_port_base.unwrap_or(a.port.wrapping_add(1)).wrapping_add(nodes as u16);
+            memoria_host::supervisor::UpMetrics {
+                port_base: u.metrics_port_base.unwrap_or(after_nodes),
+                bind: a.metrics_bind.clone(),
+                token: a.metrics_token.clone(),
+            }
+        }),
     };
     memoria_host::supervisor::run(opts, shutdown_signal()).await
 }
@@ -485,6 +516,7 @@ async fn up_single(a: NodeArgs, cluster: bool, policy: Option<memoria_host::snap
     )
     .await?;
     println!("memoria {} listening on {}{} (RESP2/RESP3)", env!("CARGO_PKG_VERSION"), srv.addr, tls_note(&srv));
+    serve_metrics(&a, vec![(0, srv.shard_handle())]).await?;
     if a.in_memory {
         println!("durability: none (--in-memory): data is lost when the process stops");
     }
@@ -545,6 +577,7 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
     })
     .await?;
     let addrs: Vec<String> = srv.addrs().iter().map(|x| x.to_string()).collect();
+    serve_metrics(&a, srv.handles()).await?;
     println!(
         "memoria {} listening on {} (cluster mode: {} shards, one engine thread each; RESP2/RESP3)",
         env!("CARGO_PKG_VERSION"),
@@ -564,6 +597,18 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
         f.abort();
     }
     srv.shutdown().await;
+    Ok(())
+}
+
+/// Serves `/metrics` for `shards` when --metrics-port asks for it.
+async fn serve_metrics(a: &NodeArgs, shards: Vec<(u16, memoria_host::shard::ShardHandle)>) -> anyhow::Result<()> {
+    if a.metrics_port == 0 {
+        return Ok(());
+    }
+    let opts = memoria_host::metrics_endpoint::MetricsOptions { bind: a.metrics_bind.clone(), port: a.metrics_port, token: a.metrics_token.clone() };
+    let addr = memoria_host::metrics_endpoint::serve(opts, shards).await?;
+    let how = if a.metrics_token.is_some() { " (send the metrics token as a bearer token)" } else { "" };
+    println!("metrics: http://{addr}/metrics{how}");
     Ok(())
 }
 

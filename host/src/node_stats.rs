@@ -103,6 +103,43 @@ impl NodeStats {
     }
 }
 
+impl NodeStats {
+    /// The connections' counters as Prometheus families (what INFO stats shows of them).
+    pub fn prometheus(&self, labels: &str, out: &mut String) {
+        use memoria_core::server::prometheus::family;
+        let counters = [
+            ("memoria_net_input_bytes_total", "Bytes read from clients (total_net_input_bytes).", &self.input_bytes),
+            ("memoria_net_output_bytes_total", "Bytes written to clients (total_net_output_bytes).", &self.output_bytes),
+            ("memoria_reads_processed_total", "Reads from client sockets (total_reads_processed).", &self.reads),
+            ("memoria_writes_processed_total", "Writes to client sockets (total_writes_processed).", &self.writes),
+        ];
+        for (name, help, v) in counters {
+            family(out, labels, name, "counter", help).sample("", &[], v.load(Relaxed));
+        }
+        family(out, labels, "memoria_client_buffers_bytes", "gauge", "Bytes the clients' query and output buffers hold (mem_clients_normal).").sample(
+            "",
+            &[],
+            self.client_buffers.load(Relaxed),
+        );
+    }
+}
+
+/// The process's resident memory and CPU time, as Prometheus families.
+pub fn process_prometheus(out: &mut String) {
+    use memoria_core::server::prometheus::family;
+    if let Some(rss) = resident_bytes() {
+        family(out, "", "memoria_process_resident_memory_bytes", "gauge", "The node process's resident set (used_memory_rss).").sample("", &[], rss);
+    }
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
+        let secs = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+        let mut f = family(out, "", "memoria_process_cpu_seconds_total", "counter", "CPU time of the node process (used_cpu_user, used_cpu_sys).");
+        f.sample("", &[("mode", "user")], secs(u.ru_utime));
+        f.sample("", &[("mode", "system")], secs(u.ru_stime));
+    }
+}
+
 /// INFO's CPU section: the process's and its children's (snapshot processes) CPU time,
 /// and the calling (shard) thread's as Redis's main thread (the engine runs on it).
 fn cpu_lines(t: &mut String) {

@@ -202,4 +202,9 @@ impl ShardEngine {
     pub fn key_count(&mut self) -> Result<u64, EngineError> {
         self.inst.call_key_count(&mut self.store).map_err(trap)
     }
+
+    /// The engine's Prometheus families, each sample labelled with `labels`.
+    pub fn metrics(&mut self, labels: &str) -> Result<String, EngineError> {
+        self.inst.call_metrics(&mut self.store, labels).map_err(trap)
+    }
 }

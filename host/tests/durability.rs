@@ -35,8 +35,15 @@ fn start_with(dir: &std::path::Path, port: u16, extra: &[&str]) -> Node {
             break b;
         }
     };
+    let metrics = loop {
+        let b = common::free_port();
+        if b < u16::MAX && b.abs_diff(base) > 1 && std::net::TcpListener::bind(("127.0.0.1", b + 1)).is_ok() {
+            break b;
+        }
+    };
     let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
         .args(["up", "--port", &port.to_string(), "--node-port-base", &base.to_string()])
+        .args(["--metrics-port-base", &metrics.to_string()])
         .args(extra)
         .arg("--data-dir")
         .arg(dir)

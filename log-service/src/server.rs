@@ -60,6 +60,38 @@ struct AppState {
     /// independent of how many leading bytes a guess got right.
     token_digest: Option<[u8; 32]>,
     metrics: PrometheusHandle,
+    scrape: ScrapeAccess,
+}
+
+/// Who may read `/metrics` (every other route needs the API token).
+#[derive(Clone, Debug, Default)]
+pub enum ScrapeAccess {
+    /// Whoever has the API token, as any other route.
+    #[default]
+    ApiToken,
+    /// Anyone who reaches the service (`memoria up`'s log service listens on loopback).
+    Open,
+    /// A scrape token of its own (the API token works too).
+    Token(String),
+}
+
+/// SHA-256 of a token, the form tokens are compared in.
+pub fn token_digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+/// Whether `headers` carry `Authorization: Bearer <t>` with `t` hashing to `want`, compared
+/// in constant time.
+pub fn bearer_matches(headers: &header::HeaderMap, want: &[u8; 32]) -> bool {
+    let got = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).map(token_digest);
+    got.is_some_and(|g| g.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0)
+}
+
+/// A 401 with `WWW-Authenticate: Bearer`.
+pub fn unauthorized() -> Response {
+    let mut r = ApiError(LogError::Unauthorized("missing or wrong bearer token".into())).into_response();
+    r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
 }
 
 /// The process-wide Prometheus recorder (the `metrics` facade allows one per process).
@@ -97,7 +129,12 @@ pub fn prometheus() -> PrometheusHandle {
 /// Builds the router. `token` = None serves without authentication (the binary allows that
 /// only with `--insecure-open` on a loopback address).
 pub fn router(core: LogCore, token: Option<String>) -> Router {
-    let state = AppState { core, token_digest: token.map(|t| Sha256::digest(t.as_bytes()).into()), metrics: prometheus() };
+    router_with(core, token, ScrapeAccess::ApiToken)
+}
+
+/// [`router`] with `/metrics` open to `scrape`.
+pub fn router_with(core: LogCore, token: Option<String>, scrape: ScrapeAccess) -> Router {
+    let state = AppState { core, token_digest: token.as_deref().map(token_digest), metrics: prometheus(), scrape };
     Router::new()
         .route("/v1/logs", get(list))
         .route("/v1/logs/{log}", get(head).put(create))
@@ -120,19 +157,16 @@ async fn auth_and_trace(State(state): State<AppState>, req: Request, next: Next)
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     if let Some(want) = &state.token_digest {
-        let got = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(|t| <[u8; 32]>::from(Sha256::digest(t.as_bytes())));
-        let ok = got.is_some_and(|g| g.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0);
-        if !ok {
+        let scrape_ok = path == "/metrics"
+            && match &state.scrape {
+                ScrapeAccess::ApiToken => false,
+                ScrapeAccess::Open => true,
+                ScrapeAccess::Token(t) => bearer_matches(req.headers(), &token_digest(t)),
+            };
+        if !scrape_ok && !bearer_matches(req.headers(), want) {
             metrics::counter!("memoria_log_auth_failures_total").increment(1);
             tracing::info!(%method, %path, "rejected: missing or wrong bearer token");
-            let mut r = ApiError(LogError::Unauthorized("missing or wrong bearer token".into())).into_response();
-            r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return r;
+            return unauthorized();
         }
     }
     let resp = next.run(req).await;

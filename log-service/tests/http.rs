@@ -42,6 +42,32 @@ async fn every_endpoint_needs_the_token() {
     assert_eq!((status, body.as_str()), (200, "ok\n"));
 }
 
+/// `/metrics` with a scrape access of its own: open, or a scrape token; the API stays
+/// behind the API token either way, and the scrape token opens nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_has_a_scrape_access_of_its_own() {
+    use memoria_log::server::ScrapeAccess;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (access, scrape_token) in [(ScrapeAccess::Open, None), (ScrapeAccess::Token("scrape-me".into()), Some("scrape-me"))] {
+        let core = common::sqlite_core(dir.path()).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let app = memoria_log::server::router_with(core, Some(TOKEN.into()), access.clone());
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let (status, body) = raw(reqwest::Method::GET, &format!("{base}/metrics"), scrape_token, vec![]).await;
+        assert_eq!(status, 200, "{access:?}: {body}");
+        let (status, _) = raw(reqwest::Method::GET, &format!("{base}/metrics"), Some(TOKEN), vec![]).await;
+        assert_eq!(status, 200, "{access:?}: the API token scrapes too");
+        if scrape_token.is_some() {
+            let (status, _) = raw(reqwest::Method::GET, &format!("{base}/metrics"), None, vec![]).await;
+            assert_eq!(status, 401, "{access:?}: no token");
+        }
+        let (status, _) = raw(reqwest::Method::GET, &format!("{base}/v1/logs"), scrape_token, vec![]).await;
+        assert_eq!(status, 401, "{access:?}: the API needs its own token");
+        server.abort();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clear_client_errors() {
     let (_d, base, c) = setup().await;

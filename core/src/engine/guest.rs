@@ -106,6 +106,10 @@ impl Guest for Component {
     fn key_count() -> u64 {
         with(|e| e.total_keys() as u64)
     }
+
+    fn metrics(labels: std::string::String) -> std::string::String {
+        with(|e| e.metrics(&labels))
+    }
 }
 
 export!(Component);

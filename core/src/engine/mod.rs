@@ -918,6 +918,12 @@ impl Engine {
     pub fn total_keys(&self) -> usize {
         self.st.dbs.iter().map(|d| d.len()).sum()
     }
+
+    /// The engine's counters in Prometheus's text format, each sample with `labels`
+    /// (`server::prometheus`). Reads only: a script may be suspended meanwhile.
+    pub fn metrics(&self, labels: &str) -> alloc::string::String {
+        crate::server::prometheus::render(&self.st, self.clients.iter().flatten().count(), labels)
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]

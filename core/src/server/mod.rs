@@ -18,6 +18,7 @@ pub mod latency;
 pub mod monitor;
 pub mod notify;
 pub mod pause;
+pub mod prometheus;
 pub mod pubsub;
 pub mod scripts;
 pub mod slowlog;

@@ -83,6 +83,25 @@ impl Histogram {
         0
     }
 
+    /// For each of `bounds` (ns, ascending), the samples recorded at or below it (a
+    /// bucket counts once its values all are): the cumulative counts of a Prometheus
+    /// histogram's `le` buckets. One pass over the counts.
+    pub fn counts_at_most(&self, bounds: &[u64]) -> Vec<u64> {
+        let mut per = vec![0u64; bounds.len()];
+        for (i, &n) in self.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+            let top = highest_equivalent(value_at_index(i));
+            if let Some(first) = bounds.iter().position(|&b| top <= b) {
+                per[first] += n;
+            }
+        }
+        let mut seen = 0;
+        for c in &mut per {
+            seen += *c;
+            *c = seen;
+        }
+        per
+    }
+
     /// The cumulative distribution at powers of two from `first` (hdr's logarithmic
     /// iteration, base 2): (the level's highest value, samples up to it), one entry per
     /// level that added samples, up to the level that holds the last one.
@@ -122,6 +141,16 @@ mod tests {
         assert_eq!(h.value_at_percentile(99.9), 8_031);
         // LATENCY HISTOGRAM's buckets: 3 samples up to 8 µs.
         assert_eq!(h.log_levels(1024).iter().map(|&(v, n)| (v / 1000, n)).collect::<Vec<_>>(), [(8, 3)]);
+    }
+
+    #[test]
+    fn counts_at_most_are_cumulative() {
+        let mut h = Histogram::default();
+        for ns in [900, 1_000, 40_000, 2_000_000] {
+            h.record(ns);
+        }
+        // 1000 ns shares its bucket with values up to 1003: it is counted from there.
+        assert_eq!(h.counts_at_most(&[1_002, 1_003, 50_000, 1_000_000, 1_000_000_000]), [1, 2, 3, 3, 4]);
     }
 
     #[test]

@@ -93,6 +93,8 @@ pub struct Up {
     pub replicas: usize,
     pub lease_ms: Option<u64>,
     pub shards: u16,
+    /// Node process i's Prometheus port is `metrics_base + i`.
+    pub metrics_base: u16,
     /// More flags for `memoria up` (the drills run it with --no-console).
     pub extra: Vec<String>,
 }
@@ -117,7 +119,8 @@ impl Up {
     pub fn start_sharded_with(dir: &Path, shards: u16, replicas: usize, lease_ms: Option<u64>, extra: Vec<String>) -> Up {
         let port = free_port();
         let node_base = free_port_run((replicas as u16 + 1) * shards);
-        let mut up = Up { child: None, dir: dir.to_path_buf(), port, node_base, replicas, lease_ms, shards, extra };
+        let metrics_base = free_port_run(replicas as u16 + 1);
+        let mut up = Up { child: None, dir: dir.to_path_buf(), port, node_base, replicas, lease_ms, shards, metrics_base, extra };
         up.spawn();
         up
     }
@@ -127,6 +130,7 @@ impl Up {
         let child = Command::new(memoria_bin())
             .args(["up", "--port", &self.port.to_string(), "--node-port-base", &self.node_base.to_string()])
             .args(["--replicas", &self.replicas.to_string(), "--shards", &self.shards.to_string()])
+            .args(["--metrics-port-base", &self.metrics_base.to_string()])
             .args(self.lease_ms.map(|l| ["--lease-ms".to_string(), l.to_string()]).into_iter().flatten())
             .arg("--data-dir")
             .arg(&self.dir)

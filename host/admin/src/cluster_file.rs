@@ -35,6 +35,10 @@ pub struct NodeStatus {
     /// The shard this node serves (each node process serves one node of every shard).
     #[serde(default)]
     pub shard: u16,
+    /// The node process's Prometheus endpoint (`http://host:port/metrics`; every shard of
+    /// the process is on it).
+    #[serde(default)]
+    pub metrics: Option<String>,
 }
 
 /// `<data-dir>/cluster.json`.
@@ -64,4 +68,7 @@ pub struct LogFacts {
     pub backend: String,
     pub path: String,
     pub url: String,
+    /// The log service's Prometheus endpoint (appends, tails, snapshots scheduling).
+    #[serde(default)]
+    pub metrics: Option<String>,
 }

@@ -85,6 +85,11 @@ impl Freezer {
 }
 
 impl RunningServer {
+    /// The shard's handle, for the metrics endpoint's scrapes.
+    pub fn shard_handle(&self) -> ShardHandle {
+        self.shard.clone()
+    }
+
     #[doc(hidden)]
     pub fn freezer(&self) -> Freezer {
         Freezer(self.shard.clone())

@@ -14,6 +14,7 @@ use crate::server::{self, Placement, ServerOptions};
 pub struct ShardThread {
     pub shard: u16,
     pub addr: SocketAddr,
+    pub handle: crate::shard::ShardHandle,
     stop: Option<oneshot::Sender<()>>,
     join: Option<std::thread::JoinHandle<()>>,
 }
@@ -26,6 +27,11 @@ pub struct Sharded {
 impl Sharded {
     pub fn addrs(&self) -> Vec<SocketAddr> {
         self.shards.iter().map(|s| s.addr).collect()
+    }
+
+    /// Each shard's number and handle (for the metrics endpoint).
+    pub fn handles(&self) -> Vec<(u16, crate::shard::ShardHandle)> {
+        self.shards.iter().map(|s| (s.shard, s.handle.clone())).collect()
     }
 
     /// Stops every shard (each finishes its append in flight) and waits for them.
@@ -74,7 +80,7 @@ pub async fn start(
         let o = opts(s, ports[s as usize]);
         let shared = shared.clone();
         let net = server::NetOptions { tls: None, no_plain: false, config: config.clone(), handoff: None };
-        let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<SocketAddr>>();
+        let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<(SocketAddr, crate::shard::ShardHandle)>>();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let join = std::thread::Builder::new().name(format!("shard-{s}")).spawn(move || {
             let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -87,7 +93,7 @@ pub async fn start(
             rt.block_on(async move {
                 match server::start_full(o, Placement { shard: s, shared, factory }, net).await {
                     Ok(srv) => {
-                        let _ = ready_tx.send(Ok(srv.addr));
+                        let _ = ready_tx.send(Ok((srv.addr, srv.shard_handle())));
                         let _ = stop_rx.await;
                         srv.shutdown().await;
                     }
@@ -97,7 +103,7 @@ pub async fn start(
                 }
             });
         })?;
-        let addr = match ready_rx.await {
+        let (addr, handle) = match ready_rx.await {
             Ok(Ok(a)) => a,
             Ok(Err(e)) => {
                 out.shutdown().await;
@@ -108,7 +114,7 @@ pub async fn start(
                 anyhow::bail!("shard {s}'s thread died while starting");
             }
         };
-        out.shards.push(ShardThread { shard: s, addr, stop: Some(stop_tx), join: Some(join) });
+        out.shards.push(ShardThread { shard: s, addr, handle, stop: Some(stop_tx), join: Some(join) });
     }
     Ok(out)
 }

@@ -68,6 +68,9 @@ impl Shard {
                     self.reported_offset = u64::MAX;
                 }
             }
+            ShardMsg::Metrics { reply } => {
+                let _ = reply.send(self.scrape());
+            }
             ShardMsg::Freeze { until } => self.freeze = Some(until),
             ShardMsg::Shutdown => return false,
         }

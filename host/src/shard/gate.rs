@@ -283,6 +283,11 @@ impl Gate {
         self.queued.clear();
     }
 
+    /// Replies (and messages) held behind the log now.
+    pub(super) fn held_replies(&self) -> usize {
+        self.held.values().map(|q| q.len()).sum()
+    }
+
     /// A client that is gone: its held replies go nowhere.
     pub(super) fn forget(&mut self, client: u64) {
         self.held.remove(&client);

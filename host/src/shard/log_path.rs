@@ -35,7 +35,16 @@ impl Shard {
         let (api, name) = (log.api.clone(), log.name.clone());
         let Some((last_seq, effects)) = self.gate.take_append() else { return };
         let entries: Vec<NewEntry> = effects.into_iter().map(NewEntry::data).collect();
-        let task = tokio::spawn(durable::append_settled(api, name, prev_id, epoch, entries));
+        let (shard, n) = (self.id.to_string(), entries.len() as f64);
+        let task = tokio::spawn(async move {
+            let t0 = std::time::Instant::now();
+            let r = durable::append_settled(api, name, prev_id, epoch, entries).await;
+            // Seen from the node: the log service's own figures are on its /metrics.
+            let outcome = if r.is_ok() { "ok" } else { "failed" };
+            metrics::histogram!("memoria_node_log_append_seconds", "shard" => shard.clone(), "outcome" => outcome).record(t0.elapsed().as_secs_f64());
+            metrics::histogram!("memoria_node_log_append_batch_entries", "shard" => shard).record(n);
+            r
+        });
         self.inflight = Some(Inflight { task, last_seq, token });
     }
 

@@ -34,6 +34,7 @@ mod log_path;
 mod rebuild;
 mod replica;
 mod route;
+mod scrape;
 mod stats;
 mod tracker;
 mod wait;
@@ -126,6 +127,10 @@ pub enum ShardMsg {
         client: u64,
         token: u64,
         count: i64,
+    },
+    /// A scrape for the node's `/metrics`: the shard's families, as Prometheus text.
+    Metrics {
+        reply: oneshot::Sender<String>,
     },
     /// Cluster mode: the nodes tailing the shard's log, as the log service saw them.
     Peers(Vec<memoria_log::ReaderInfo>),

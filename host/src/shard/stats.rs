@@ -46,11 +46,24 @@ pub struct Latency {
     /// Replies sent without waiting this round (recorded at the end of the round).
     pub immediate: usize,
     last: Summary,
+    /// Every complete window added up (the Prometheus histogram), and the sum of the
+    /// replies' latencies so far.
+    since_start: Box<[u64; BUCKETS]>,
+    sum_us: u64,
 }
 
 impl Latency {
     pub fn new(now: Instant) -> Latency {
-        Latency { counts: [0; BUCKETS], total: 0, max_us: 0, window_start: now, immediate: 0, last: Summary::default() }
+        Latency {
+            counts: [0; BUCKETS],
+            total: 0,
+            max_us: 0,
+            window_start: now,
+            immediate: 0,
+            last: Summary::default(),
+            since_start: Box::new([0; BUCKETS]),
+            sum_us: 0,
+        }
     }
 
     pub fn record(&mut self, d: Duration, replies: usize) {
@@ -61,6 +74,7 @@ impl Latency {
         self.counts[bucket(us)] += replies as u64;
         self.total += replies as u64;
         self.max_us = self.max_us.max(us);
+        self.sum_us = self.sum_us.saturating_add(us.saturating_mul(replies as u64));
     }
 
     /// Closes the window if it is over; true when it did (the node's facts are then
@@ -70,6 +84,9 @@ impl Latency {
             return false;
         }
         self.last = self.summarize();
+        for (all, n) in self.since_start.iter_mut().zip(&self.counts) {
+            *all += n;
+        }
         self.counts = [0; BUCKETS];
         self.total = 0;
         self.max_us = 0;
@@ -114,6 +131,40 @@ impl Latency {
     }
 }
 
+/// The `le` bounds of `memoria_reply_latency_seconds`, in µs.
+const REPLY_BOUNDS_US: [u64; 16] =
+    [50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 10_000_000];
+
+impl Latency {
+    /// The replies of complete windows as a Prometheus histogram (a bucket is counted
+    /// under the first bound at or above its largest value: conservative, as INFO's).
+    pub fn prometheus(&self, labels: &str, out: &mut String) {
+        use memoria_core::server::prometheus::family;
+        let mut f = family(
+            out,
+            labels,
+            "memoria_reply_latency_seconds",
+            "histogram",
+            "From a batch reaching the shard to the release of its replies (the wait for the log included, the network not).",
+        );
+        let mut cumulative = [0u64; REPLY_BOUNDS_US.len()];
+        let mut total = 0;
+        for (i, &n) in self.since_start.iter().enumerate().filter(|(_, n)| **n > 0) {
+            total += n;
+            let first = REPLY_BOUNDS_US.iter().position(|&b| upper(i) <= b).unwrap_or(REPLY_BOUNDS_US.len());
+            for c in &mut cumulative[first..] {
+                *c += n;
+            }
+        }
+        for (b, n) in REPLY_BOUNDS_US.iter().zip(cumulative) {
+            f.sample("_bucket", &[("le", &format!("{}", *b as f64 / 1e6))], n);
+        }
+        f.sample("_bucket", &[("le", "+Inf")], total);
+        f.sample("_sum", &[], self.sum_us as f64 / 1e6);
+        f.sample("_count", &[], total);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +202,14 @@ mod tests {
         // An idle window reports zeros.
         assert!(l.roll(t0 + 2 * WINDOW));
         assert_eq!(l.last(), Summary::default());
+        // The windows add up in the Prometheus histogram.
+        let mut text = String::new();
+        l.prometheus("shard=\"0\"", &mut text);
+        assert!(text.contains("memoria_reply_latency_seconds_bucket{shard=\"0\",le=\"0.00005\"} 0\n"), "{text}");
+        assert!(text.contains("memoria_reply_latency_seconds_bucket{shard=\"0\",le=\"0.00025\"} 98\n"), "{text}");
+        assert!(text.contains("memoria_reply_latency_seconds_bucket{shard=\"0\",le=\"0.01\"} 99\n"), "{text}");
+        assert!(text.contains("memoria_reply_latency_seconds_bucket{shard=\"0\",le=\"+Inf\"} 100\n"), "{text}");
+        assert!(text.contains("memoria_reply_latency_seconds_count{shard=\"0\"} 100\n"), "{text}");
+        assert!(text.contains("memoria_reply_latency_seconds_sum{shard=\"0\"} 0.0348\n"), "{text}");
     }
 }

@@ -128,7 +128,7 @@ impl Tracker {
         self.everything = 0;
     }
 
-    #[cfg(test)]
+    /// Keys with a write not yet durable.
     pub fn pending_keys(&self) -> usize {
         self.pending.len()
     }

@@ -230,12 +230,20 @@ pub async fn tick(
     if let Some(avg) = newest.and_then(|m| m.avg_entry_bytes()) {
         state.avg_entry_bytes = avg;
     }
-    metrics::gauge!("memoria_snapshot_log_entries_since").set(state.tail_id.saturating_sub(state.covered_id) as f64);
+    // Labelled by log: one scheduler per shard shares the process's recorder.
+    metrics::gauge!("memoria_snapshot_log_entries_since", "log" => log.to_string()).set(state.tail_id.saturating_sub(state.covered_id) as f64);
     let mut ran = None;
     if decide(policy, state) == Decision::Snapshot {
         tracing::info!(log, tail = state.tail_id, covered = state.covered_id, data_bytes = state.data_bytes, "scheduler: taking a snapshot");
         state.last_attempt_ms = Some(state.now_ms);
+        let started = std::time::Instant::now();
         let r = run_once(runner, api, log, store).await;
+        let outcome = if r.is_ok() { "ok" } else { "failed" };
+        metrics::histogram!("memoria_snapshot_duration_seconds", "log" => log.to_string(), "outcome" => outcome).record(started.elapsed().as_secs_f64());
+        if r.is_ok() {
+            // The snapshot's age is time() minus this.
+            metrics::gauge!("memoria_snapshot_last_success_timestamp_seconds", "log" => log.to_string()).set(now_unix_ms() as f64 / 1000.0);
+        }
         state.last_failed = r.is_err();
         if let Err(e) = &r {
             tracing::error!(log, error = %e, "scheduled snapshot failed; the previous snapshot stays current");

@@ -54,6 +54,18 @@ pub struct UpOptions {
     pub log_tls: Option<LogTls>,
     /// The web console (None: not started).
     pub console: Option<ConsoleOptions>,
+    /// Prometheus endpoints: node process i serves `/metrics` on `port_base + i`; the log
+    /// service's is on its own port.
+    pub metrics: Option<UpMetrics>,
+}
+
+#[derive(Clone, Debug)]
+pub struct UpMetrics {
+    pub port_base: u16,
+    /// Where the nodes' metrics ports listen (`--metrics-bind`).
+    pub bind: String,
+    /// The bearer token scrapers send (None: anyone who reaches the loopback ports).
+    pub token: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -94,12 +106,16 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     }
     let plain = (0..(opts.replicas + 1) * shards as usize).map(|i| (opts.node_port_base + i as u16, i / shards as usize));
     let tls_ports = opts.tls.iter().flat_map(|t| (0..=opts.replicas).map(move |i| (t.node_port_base + i as u16, i)));
-    for (port, node) in plain.chain(tls_ports) {
+    let metrics_ports = opts.metrics.iter().flat_map(|m| (0..=opts.replicas).map(move |i| (m.port_base + i as u16, i, m.bind.as_str())));
+    let node_ports = plain.chain(tls_ports).map(|(port, node)| (port, node, opts.bind.as_str()));
+    for (port, node, bind) in node_ports.chain(metrics_ports) {
         // Nodes of a previous run that was killed may still be on their way out.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while let Err(e) = std::net::TcpListener::bind((opts.bind.as_str(), port)) {
+        while let Err(e) = std::net::TcpListener::bind((bind, port)) {
             if std::time::Instant::now() >= deadline {
-                return Err(e).with_context(|| format!("port {port} for node-{} is taken (see --node-port-base and --node-tls-port-base)", node + 1));
+                return Err(e).with_context(|| {
+                    format!("port {port} for node-{} is taken (see --node-port-base, --node-tls-port-base and --metrics-port-base)", node + 1)
+                });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -116,7 +132,13 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let store = crate::snapshot::SnapshotStore::open(&snapshot_store).map_err(|e| anyhow::anyhow!("snapshot store {snapshot_store}: {e}"))?;
     let store_url = store.url().to_string();
     let log_api = memoria_log::LogHandle::Embedded(core.clone());
-    let router = memoria_log::server::router(core, Some(token.clone()));
+    // The log service listens on loopback: its /metrics is open there, or behind the
+    // user's scrape token.
+    let scrape = match opts.metrics.as_ref().and_then(|m| m.token.clone()) {
+        Some(t) => memoria_log::server::ScrapeAccess::Token(t),
+        None => memoria_log::server::ScrapeAccess::Open,
+    };
+    let router = memoria_log::server::router_with(core, Some(token.clone()), scrape);
     let log_task = match &opts.log_tls {
         None => tokio::spawn(async move {
             if let Err(e) = axum::serve(log_listener, router).await {
@@ -144,12 +166,14 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let specs: Vec<nodes::NodeSpec> = (0..=opts.replicas)
         .map(|i| {
             let port = opts.node_port_base + (i * shards as usize) as u16;
-            nodes::NodeSpec {
-                name: format!("node-{}", i + 1),
-                port,
-                dir: data_dir.join(format!("node-{}", i + 1)),
-                args: node_command(&opts, port, &log_url, &data_dir, &data_dir.join(format!("node-{}", i + 1)), store.url()),
+            let metrics_port = opts.metrics.as_ref().map(|m| m.port_base + i as u16);
+            let mut args = node_command(&opts, port, &log_url, &data_dir, &data_dir.join(format!("node-{}", i + 1)), store.url());
+            if let Some(p) = metrics_port {
+                args.extend(["--metrics-port".to_string(), p.to_string()]);
             }
+            let env = opts.metrics.iter().filter_map(|m| m.token.clone()).map(|t| ("MEMORIA_METRICS_TOKEN".to_string(), t)).collect();
+            let metrics_url = opts.metrics.as_ref().zip(metrics_port).map(|(m, p)| format!("http://{}:{p}/metrics", connect_host(&m.bind)));
+            nodes::NodeSpec { name: format!("node-{}", i + 1), port, dir: data_dir.join(format!("node-{}", i + 1)), args, metrics_url, env }
         })
         .collect();
     for s in &specs {
@@ -161,6 +185,15 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let poller = tokio::spawn(status::poll(table.clone(), primary_tx));
     println!("memoria {} listening on {}:{} (RESP2/RESP3; always leads to the current primary)", env!("CARGO_PKG_VERSION"), opts.bind, opts.port);
     println!("cluster state: {}", data_dir.join("cluster.json").display());
+    if let Some(m) = &opts.metrics {
+        let how = match &m.token {
+            Some(_) => "send the metrics token as `Authorization: Bearer <token>`",
+            None => "no token: loopback only",
+        };
+        let host = connect_host(&m.bind);
+        let nodes: Vec<String> = (0..=opts.replicas).map(|i| format!("http://{host}:{}/metrics", m.port_base + i as u16)).collect();
+        println!("metrics (Prometheus; {how}): nodes {}; log service {log_url}/metrics", nodes.join(", "));
+    }
     println!("press Ctrl-C to stop");
     let tls_proxy_task = match (tls_proxy_listener, &opts.tls) {
         (Some(l), Some(t)) => {

@@ -15,6 +15,11 @@ pub struct NodeSpec {
     pub port: u16,
     pub dir: PathBuf,
     pub args: Vec<String>,
+    /// The process's Prometheus endpoint (`http://…/metrics`, its `--metrics-port`).
+    pub metrics_url: Option<String>,
+    /// Secrets for the process, in its environment rather than its command line
+    /// (`MEMORIA_METRICS_TOKEN`).
+    pub env: Vec<(String, String)>,
 }
 
 pub struct Supervisor {
@@ -112,7 +117,13 @@ fn spawn(exe: &PathBuf, spec: &NodeSpec, token: &str, log: &PathBuf) -> std::io:
     let out = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
     let err = out.try_clone()?;
     let mut cmd = Command::new(exe);
-    cmd.args(&spec.args).env("MEMORIA_LOG_TOKEN", token).stdin(std::process::Stdio::null()).stdout(out).stderr(err).kill_on_drop(true);
+    cmd.args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env("MEMORIA_LOG_TOKEN", token)
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .kill_on_drop(true);
     crate::child::die_with_parent(&mut cmd);
     cmd.spawn()
 }

@@ -43,6 +43,7 @@ impl Table {
                     offset: None,
                     restarts: 0,
                     shard: k,
+                    metrics: s.metrics_url.clone(),
                 })
             })
             .collect();
@@ -51,7 +52,12 @@ impl Table {
             primary: None,
             shards,
             nodes,
-            log: LogFacts { backend: "sqlite".into(), path: log_path.display().to_string(), url: log_url.to_string() },
+            log: LogFacts {
+                backend: "sqlite".into(),
+                path: log_path.display().to_string(),
+                url: log_url.to_string(),
+                metrics: Some(format!("{log_url}/metrics")),
+            },
             running: true,
             supervisor_pid: std::process::id(),
             updated_unix_ms: 0,
@@ -288,7 +294,7 @@ mod tests {
     use super::*;
 
     fn node(name: &str, role: NodeRole, epoch: Option<u64>) -> NodeStatus {
-        NodeStatus { name: name.into(), port: 0, pid: Some(1), role, epoch, offset: None, restarts: 0, shard: 0 }
+        NodeStatus { name: name.into(), port: 0, pid: Some(1), role, epoch, offset: None, restarts: 0, shard: 0, metrics: None }
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub struct Memoria {
     pub port: u16,
     /// Freezes the node's shard (test hook: commands sent meanwhile form one batch).
     pub freezer: memoria_host::server::Freezer,
+    /// The shard's handle (for the metrics endpoint).
+    pub handle: memoria_host::shard::ShardHandle,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -52,13 +54,13 @@ impl Memoria {
                 })
                 .await
                 .expect("server starts");
-                port_tx.send((srv.addr.port(), srv.freezer())).unwrap();
+                port_tx.send((srv.addr.port(), srv.freezer(), srv.shard_handle())).unwrap();
                 let _ = stop_rx.await;
                 srv.shutdown().await;
             });
         });
-        let (port, freezer) = port_rx.recv_timeout(Duration::from_secs(60)).expect("memoria did not start");
-        Memoria { port, freezer, stop: Some(stop_tx), thread: Some(thread) }
+        let (port, freezer, handle) = port_rx.recv_timeout(Duration::from_secs(60)).expect("memoria did not start");
+        Memoria { port, freezer, handle, stop: Some(stop_tx), thread: Some(thread) }
     }
 
     pub fn url(&self) -> String {

@@ -1,5 +1,5 @@
-//! LATENCY LATEST/HISTORY/RESET/HISTOGRAM/HELP (the monitor is `server::latency`, the
-//! histograms `server::cmdstats`).
+//! LATENCY LATEST/HISTORY/RESET/HISTOGRAM/DOCTOR/GRAPH/HELP (the monitor, its report and
+//! its graph are `server::latency`, the histograms `server::cmdstats`).
 
 use alloc::vec::Vec;
 
@@ -28,6 +28,27 @@ pub fn history(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.reply.array(2);
         ctx.reply.int(time);
         ctx.reply.int(ms as i64);
+    }
+}
+
+pub fn doctor(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    let c = &ctx.st.config;
+    let inputs = crate::server::latency::DoctorInputs {
+        now_s: ctx.st.now_ms / 1000,
+        threshold: c.latency_monitor_threshold,
+        slowlog_slower_than: c.slowlog_log_slower_than,
+        slowlog_max_len: c.slowlog_max_len,
+        hz: c.value("hz").and_then(|v| v.parse().ok()).unwrap_or(10),
+    };
+    let report = ctx.st.latency.doctor(&inputs);
+    ctx.reply.verbatim(report.as_bytes());
+}
+
+pub fn graph(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let event = alloc::string::String::from_utf8_lossy(argv[2]);
+    match ctx.st.latency.graph(&event, ctx.st.now_ms / 1000) {
+        Some(g) => ctx.reply.verbatim(g.as_bytes()),
+        None => ctx.reply.error(alloc::format!("ERR No samples available for event '{event}'").as_bytes()),
     }
 }
 

@@ -14,6 +14,7 @@ pub mod hash;
 pub mod hll;
 pub mod keys;
 pub mod latency;
+pub mod memory;
 pub mod lcs;
 pub mod list;
 pub mod migrate;

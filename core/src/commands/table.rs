@@ -4,8 +4,8 @@
 use crate::commands::cluster;
 use crate::commands::pubsub;
 use crate::commands::{
-    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, latency, lcs, list, migrate, multi, scripting, server, set, slowlog, sort,
-    stream, string, tracking, zset,
+    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, latency, lcs, list, memory, migrate, multi, scripting, server, set, slowlog,
+    sort, stream, string, tracking, zset,
 };
 
 use crate::server::spec::flags::*;
@@ -212,7 +212,7 @@ pub static FUNCTION_SUBCOMMANDS: [CommandSpec; 9] = [
 /// EVAL and its kin: `numkeys` at 2, then the keys (slot routing, ACL key checks).
 const SCRIPT_RUN: u32 = NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | SCRIPT;
 
-pub static LATENCY_SUBCOMMANDS: [CommandSpec; 5] = [
+pub static LATENCY_SUBCOMMANDS: [CommandSpec; 7] = [
     cmd!(
         "latency|latest",
         2,
@@ -235,7 +235,18 @@ pub static LATENCY_SUBCOMMANDS: [CommandSpec; 5] = [
         "Returns the cumulative distribution of latencies of a subset or all commands.",
         latency::histogram
     ),
+    cmd!("latency|doctor", 2, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.8.13", "Returns a human-readable latency analysis report.", latency::doctor),
+    cmd!("latency|graph", 3, ADMIN | NOSCRIPT | LOADING | STALE, NK, "server", "2.8.13", "Returns a latency graph for an event.", latency::graph),
     cmd!("latency|help", 2, LOADING | STALE, NK, "server", "2.8.13", "Returns helpful text about the different subcommands.", latency::help),
+];
+
+pub static MEMORY_SUBCOMMANDS: [CommandSpec; 6] = [
+    cmd!("memory|doctor", 2, 0, NK, "server", "4.0.0", "Outputs a memory problems report.", memory::doctor),
+    cmd!("memory|malloc-stats", 2, 0, NK, "server", "4.0.0", "Returns the allocator statistics.", memory::malloc_stats),
+    cmd!("memory|purge", 2, 0, NK, "server", "4.0.0", "Asks the allocator to release memory.", memory::purge),
+    cmd!("memory|stats", 2, 0, NK, "server", "4.0.0", "Returns details about memory usage.", memory::stats),
+    cmd!("memory|usage", -3, R, (2, 2, 1), "server", "4.0.0", "Estimates the memory usage of a key.", memory::usage),
+    cmd!("memory|help", 2, LOADING | STALE, NK, "server", "4.0.0", "Outputs helpful text about the different subcommands.", memory::help),
 ];
 
 pub static SLOWLOG_SUBCOMMANDS: [CommandSpec; 4] = [
@@ -450,6 +461,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     container!("config", -2, "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBCOMMANDS),
     container!("slowlog", -2, "server", "2.2.12", "A container for slow log commands.", &SLOWLOG_SUBCOMMANDS),
     container!("latency", -2, "server", "2.8.13", "A container for latency diagnostics commands.", &LATENCY_SUBCOMMANDS),
+    container!("memory", -2, "server", "4.0.0", "A container for memory diagnostics commands.", &MEMORY_SUBCOMMANDS),
     // INFO keyspace counts keys: it waits for pending writes as DBSIZE does. Other sections
     // (INFO replication, which failover tooling polls while a primary is cut off) do not.
     CommandSpec {

@@ -21,6 +21,28 @@ impl Db {
         self.keys.len()
     }
 
+    /// MEMORY USAGE of `key`: its node and name in the keyspace (and in the expiry index
+    /// when it has a TTL) plus its value; None when it does not exist. Reads only: an
+    /// expired key not yet removed still counts, as it still takes the memory.
+    pub fn memory_usage(&self, key: &[u8], samples: usize) -> Option<u64> {
+        use crate::util::memsize::alloc;
+        let e = self.keys.get(key)?;
+        let mut bytes = Dict::<Entry>::node_bytes() + alloc(key.len()) + e.val.memory_usage(samples);
+        if e.expire_at != NO_EXPIRE {
+            bytes += Dict::<()>::node_bytes() + alloc(key.len());
+        }
+        Some(bytes)
+    }
+
+    /// The keyspace's and the expiry index's own bytes (MEMORY STATS' hashtable overheads):
+    /// bucket arrays and nodes.
+    pub fn overhead(&self) -> (u64, u64) {
+        (
+            self.keys.table_bytes() + self.keys.len() as u64 * Dict::<Entry>::node_bytes(),
+            self.expires.table_bytes() + self.expires.len() as u64 * Dict::<()>::node_bytes(),
+        )
+    }
+
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }

@@ -69,6 +69,22 @@ impl Kind {
 }
 
 impl Value {
+    /// The heap bytes of the value beyond its place in the keyspace (aggregates estimated
+    /// from `samples` elements; `usize::MAX`: all).
+    pub fn memory_usage(&self, samples: usize) -> u64 {
+        use crate::util::memsize::alloc;
+        match self {
+            Value::Int(_) => 0,
+            Value::Str(b) => alloc(b.len()),
+            Value::Raw(v) => alloc(v.capacity()),
+            Value::Hash(h) => h.memory_usage(samples),
+            Value::Set(s) => s.memory_usage(samples),
+            Value::Zset(z) => z.memory_usage(samples),
+            Value::List(l) => l.memory_usage(samples),
+            Value::Stream(s) => s.memory_usage(samples),
+        }
+    }
+
     /// Builds a string value the way SET does (`tryObjectEncoding`).
     pub fn from_bytes(b: &[u8]) -> Value {
         if b.len() <= 20

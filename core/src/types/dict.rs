@@ -332,6 +332,23 @@ impl<V> Dict<V> {
         None
     }
 
+    /// The heap bytes one element costs the table beyond its key and value: its node.
+    pub fn node_bytes() -> u64 {
+        crate::util::memsize::alloc(mem::size_of::<Node<V>>())
+    }
+
+    /// The bucket arrays' heap bytes (Redis's hashtable overhead, MEMORY STATS).
+    pub fn table_bytes(&self) -> u64 {
+        self.t.iter().map(|t| crate::util::memsize::alloc(t.capacity() * mem::size_of::<Bucket<V>>())).sum()
+    }
+
+    /// MEMORY USAGE of the table: its buckets, and nodes, keys and (by `val`) values
+    /// estimated from `samples` elements.
+    pub fn memory_usage(&self, samples: usize, val: impl Fn(&V) -> u64) -> u64 {
+        let each = self.iter().map(|(k, v)| Self::node_bytes() + crate::util::memsize::alloc(k.len()) + val(v));
+        self.table_bytes() + crate::util::memsize::sampled(self.len, samples, each)
+    }
+
     pub fn iter(&self) -> Iter<'_, V> {
         Iter { tables: [&self.t[0], &self.t[1]], table: 0, idx: 0, cur: None }
     }

@@ -15,6 +15,18 @@ pub enum HashValue {
 }
 
 impl HashValue {
+    /// MEMORY USAGE of the value (fields and values estimated from `samples`).
+    pub fn memory_usage(&self, samples: usize) -> u64 {
+        use crate::util::memsize::{alloc, sampled};
+        match self {
+            HashValue::Listpack(pairs) => {
+                alloc(pairs.capacity() * core::mem::size_of::<Pair>())
+                    + sampled(pairs.len(), samples, pairs.iter().map(|(f, v)| alloc(f.len()) + alloc(v.len())))
+            }
+            HashValue::Table(d) => d.memory_usage(samples, |v| alloc(v.len())),
+        }
+    }
+
     pub fn new() -> Self {
         HashValue::Listpack(Vec::new())
     }

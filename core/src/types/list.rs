@@ -282,6 +282,15 @@ impl Default for ListValue {
 }
 
 impl ListValue {
+    /// MEMORY USAGE of the value: its nodes, estimated from the first `samples` (each
+    /// holds up to `list-max-listpack-size` elements, as Redis samples quicklist nodes).
+    pub fn memory_usage(&self, samples: usize) -> u64 {
+        use crate::util::memsize::{alloc, sampled};
+        alloc(core::mem::size_of::<ListValue>())
+            + alloc(self.nodes.capacity() * core::mem::size_of::<Node>())
+            + sampled(self.nodes.len(), samples, self.nodes.iter().map(|n| alloc(n.buf.capacity())))
+    }
+
     pub fn new() -> Self {
         // One node slot: most lists are small, and VecDeque's default first growth is four.
         ListValue { nodes: VecDeque::with_capacity(1), len: 0 }

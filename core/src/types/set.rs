@@ -154,6 +154,14 @@ pub enum SetValue {
 }
 
 impl SetValue {
+    /// MEMORY USAGE of the value (members estimated from `samples`).
+    pub fn memory_usage(&self, samples: usize) -> u64 {
+        match self {
+            SetValue::Ints(s) => crate::util::memsize::alloc(s.data.capacity()),
+            SetValue::Table(d) => d.memory_usage(samples, |_| 0),
+        }
+    }
+
     /// Redis's `setTypeCreate`: an intset if the first member is an integer.
     pub fn new_for(first: &[u8], seed: u64) -> SetValue {
         if parse_i64(first).is_some() { SetValue::Ints(IntSet::new()) } else { SetValue::Table(Dict::new(seed)) }

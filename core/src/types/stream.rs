@@ -604,6 +604,30 @@ impl Default for Stream {
 }
 
 impl Stream {
+    /// MEMORY USAGE of the stream: its nodes (estimated from `samples`), and its consumer
+    /// groups with their pending entries and consumers.
+    pub fn memory_usage(&self, samples: usize) -> u64 {
+        use crate::util::memsize::{alloc, sampled};
+        // A BTreeMap entry: key and value plus about a sixth of a node's edges and header.
+        fn entry<K, V>() -> u64 {
+            (core::mem::size_of::<K>() + core::mem::size_of::<V>() + 16) as u64
+        }
+        let nodes = sampled(self.nodes.len(), samples, self.nodes.values().map(|n| entry::<StreamId, Vec<u8>>() + alloc(n.capacity())));
+        let groups = sampled(
+            self.groups.len(),
+            samples,
+            self.groups.iter().map(|(name, g)| {
+                let consumers = sampled(
+                    g.consumers.len(),
+                    samples,
+                    g.consumers.iter().map(|(c, k)| entry::<Rc<[u8]>, Consumer>() + alloc(c.len() + 8) + k.pel.len() as u64 * entry::<StreamId, ()>()),
+                );
+                entry::<Box<[u8]>, Group>() + alloc(name.len()) + g.pel.len() as u64 * entry::<StreamId, Nack>() + consumers
+            }),
+        );
+        alloc(core::mem::size_of::<Stream>()) + nodes + groups
+    }
+
     pub fn new() -> Stream {
         Stream {
             nodes: BTreeMap::new(),

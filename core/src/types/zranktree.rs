@@ -182,6 +182,19 @@ impl Default for RankTree {
 }
 
 impl RankTree {
+    /// The node arenas and the members they hold (estimated from the first `samples`
+    /// leaves' members).
+    pub fn memory_usage(&self, samples: usize) -> u64 {
+        use crate::util::memsize::{alloc, sampled};
+        let arenas = alloc(self.leaves.capacity() * mem::size_of::<Leaf>())
+            + alloc(self.inners.capacity() * mem::size_of::<Inner>())
+            + alloc((self.free_leaves.capacity() + self.free_inners.capacity()) * 4);
+        let members = self.leaves.iter().flat_map(|l| l.members[..l.len].iter()).map(|m| alloc(m.len()));
+        // Separators are copies of members: about one per leaf.
+        let separators = self.inners.iter().flat_map(|n| n.sep_members[..n.len].iter()).take(samples).map(|m| alloc(m.len())).sum::<u64>();
+        arenas + sampled(self.len, samples, members) + separators
+    }
+
     pub fn new() -> Self {
         Self::with_node_capacity(B)
     }

@@ -188,6 +188,11 @@ pub struct ZSkip {
 }
 
 impl ZSkip {
+    /// The table and the tree (members estimated from `samples`).
+    fn memory_usage(&self, samples: usize) -> u64 {
+        crate::util::memsize::alloc(core::mem::size_of::<ZSkip>()) + self.dict.memory_usage(samples, |_| 0) + self.sl.memory_usage(samples)
+    }
+
     fn new(seed: u64) -> Self {
         ZSkip { dict: Dict::new(seed), sl: RankTree::new() }
     }
@@ -257,6 +262,14 @@ pub struct Limits {
 }
 
 impl ZsetValue {
+    /// MEMORY USAGE of the value (members estimated from `samples`).
+    pub fn memory_usage(&self, samples: usize) -> u64 {
+        match self {
+            ZsetValue::Listpack(lp) => crate::util::memsize::alloc(lp.buf.capacity()),
+            ZsetValue::Skiplist(z) => z.memory_usage(samples),
+        }
+    }
+
     /// An empty set in the encoding ZADD would create for a first member of `first_len` bytes.
     pub fn new_for(lim: Limits, first_len: usize) -> ZsetValue {
         if lim.entries == 0 || lim.value < first_len { ZsetValue::Skiplist(Box::new(ZSkip::new(lim.seed))) } else { ZsetValue::Listpack(Listpack::default()) }

@@ -3,6 +3,7 @@
 
 pub mod crmath;
 pub mod hdr;
+pub mod memsize;
 mod glob;
 mod num;
 mod rng;

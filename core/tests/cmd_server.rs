@@ -210,6 +210,8 @@ fn info_sections() {
         "# Latencystats",
         "# Cluster",
         "# Keyspace",
+        // Memoria's own, last.
+        "# Memoria",
     ];
     assert_eq!(headers(&bulk_text(&h.c("INFO all"))), every);
     assert_eq!(headers(&bulk_text(&h.c("INFO everything"))), every);

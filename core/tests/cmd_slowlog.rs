@@ -103,3 +103,31 @@ fn the_latency_monitor_keeps_the_worst_per_second() {
     h.c("GET a");
     assert_eq!(h.c("LATENCY LATEST"), "*0\r\n");
 }
+
+/// Sends the host's role record (`primary` and `lines`), as the shard does each second.
+fn role(h: &mut H, lines: &str) {
+    let mut b = memoria_core::protocol::batch::BatchWriter::new();
+    b.record(memoria_core::protocol::batch::REC_ROLE, 0, format!("primary\n{lines}").as_bytes());
+    h.e.execute(&b.buf, h.now_ms * 1000, 1);
+}
+
+#[test]
+fn the_host_s_latency_events_reach_the_monitor_once() {
+    let mut h = H::new();
+    // The monitor is off: the host's events are not kept either.
+    role(&mut h, "latency.log-append:30\nmemoria.held_replies:2\n");
+    assert_eq!(h.c("LATENCY LATEST"), "*0\r\n");
+    h.c("CONFIG SET latency-monitor-threshold 20");
+    role(&mut h, "latency.log-append:30\nlatency.engine-rebuild:5\nlatency.nosuch:99\nmemoria.held_replies:2\n");
+    let t = h.now_ms / 1000;
+    assert_eq!(h.c("LATENCY LATEST"), format!("*1\r\n*4\r\n$10\r\nlog-append\r\n:{t}\r\n:30\r\n:30\r\n"));
+    // Sent once: the next record without the line adds nothing; INFO shows the memoria
+    // fields and none of the events.
+    h.advance(2000);
+    role(&mut h, "memoria.held_replies:0\n");
+    assert_eq!(h.c("LATENCY HISTORY log-append"), format!("*1\r\n*2\r\n:{t}\r\n:30\r\n"));
+    let info = h.c("INFO memoria");
+    assert!(info.contains("# Memoria\r\nheld_replies:0\r\n"), "{info}");
+    assert!(!h.c("INFO everything").contains("latency."), "the events are not INFO fields");
+    assert!(!h.c("INFO").contains("# Memoria"), "not in the default sections");
+}

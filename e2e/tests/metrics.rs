@@ -86,6 +86,23 @@ fn every_node_and_the_log_service_serve_prometheus_metrics() {
         assert_eq!(c.request(&[b"GET", b"k"]).await.unwrap(), Reply::Bulk(Some(b"v".to_vec())));
         assert!(matches!(c.request(&[b"INCR", b"k"]).await.unwrap(), Reply::Error(_)));
         assert_eq!(c.request(&[b"WAIT", b"1", b"10000"]).await.unwrap(), Reply::Int(1));
+        // INFO memoria (the host's report, each second): the append the SET waited for.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let info = match c.request(&[b"INFO", b"memoria"]).await.unwrap() {
+                Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+                other => panic!("INFO memoria: {other:?}"),
+            };
+            let field = |name: &str| info.lines().find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string));
+            assert_eq!(field("role").as_deref(), Some("primary"), "{info}");
+            if field("last_append_usec").is_some_and(|v| v != "0") {
+                assert!(field("log_offset").is_some_and(|v| v.parse::<u64>().unwrap() >= 1), "{info}");
+                assert!(field("lease_remaining_ms").is_some(), "{info}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "INFO memoria shows no append: {info}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     });
     let file: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("cluster.json")).unwrap()).unwrap();
     let nodes = file["nodes"].as_array().unwrap();

@@ -157,7 +157,15 @@ fn info_everything_has_redis_sections_and_fields() {
     let got = info_everything(memoria.port);
     let names = |s: &[(String, Vec<String>)]| s.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     let expected_sections: Vec<String> = names(&want).into_iter().filter(|n| !SECTIONS_NOT_YET.contains(&n.as_str())).collect();
-    assert_eq!(names(&got), expected_sections, "INFO everything's sections, in order");
+    // Memoria's own section comes last: where the shard stands with its log.
+    let (own, redis_like): (Vec<_>, Vec<_>) = names(&got).into_iter().partition(|n| n == "Memoria");
+    assert_eq!(redis_like, expected_sections, "INFO everything's sections, in order");
+    assert_eq!(own, ["Memoria"]);
+    assert_eq!(got.last().map(|(n, _)| n.as_str()), Some("Memoria"));
+    let memoria_fields = &got.last().unwrap().1;
+    for f in ["role", "log", "last_append_usec", "append_in_flight", "held_replies", "pending_keys"] {
+        assert!(memoria_fields.iter().any(|x| x == f), "INFO memoria lacks {f}: {memoria_fields:?}");
+    }
 
     let mut missing = Vec::new();
     for (section, fields) in &want {

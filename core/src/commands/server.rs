@@ -362,6 +362,14 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
                 s.push_str(&format!("db{}:keys={},expires={},avg_ttl=0\r\n", i, db.len(), db.expires.len()));
             }
         }
+        s.push_str("\r\n");
+    }
+    // Memoria's own (not in the default set): where the shard stands with its log and
+    // what waits for it, as the host reports it each second.
+    if section_wanted(args, "memoria", false) {
+        s.push_str("# Memoria\r\n");
+        host_filed(st, "memoria", &mut s);
+        s.push_str("\r\n");
     }
     while s.ends_with("\r\n\r\n") {
         s.truncate(s.len() - 2);

@@ -351,7 +351,15 @@ impl Engine {
                 let text = alloc::string::String::from_utf8_lossy(rec.payload);
                 let mut lines = text.lines();
                 self.st.replica_mode = lines.next() == Some("replica");
-                self.st.role_info = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.into(), v.into())).collect();
+                let mut info = Vec::new();
+                for (k, v) in lines.filter_map(|l| l.split_once(':')) {
+                    // The host's latency events go to the monitor once, not into INFO.
+                    match k.strip_prefix("latency.") {
+                        Some(event) => self.st.host_latency_event(event, v),
+                        None => info.push((k.into(), v.into())),
+                    }
+                }
+                self.st.role_info = info;
                 self.st.cluster = crate::server::cluster::ClusterMap::from_facts(&self.st.role_info);
                 batch::write_out(out, rec.kind, 0, 0, b"", b"");
             }

@@ -58,6 +58,11 @@ impl LatencyMonitor {
     }
 }
 
+/// The events the host reports (`latency.<event>:<ms>` on its role record): the wait for
+/// the log, and the making of a new engine (after a trap or a refused append; a replica's
+/// reload from a snapshot).
+pub const HOST_EVENTS: [&str; 3] = ["log-append", "engine-rebuild", "snapshot-load"];
+
 /// What LATENCY DOCTOR reads besides the samples.
 pub struct DoctorInputs {
     pub now_s: i64,

@@ -362,6 +362,14 @@ impl State {
         (self.memory_probe)()
     }
 
+    /// A latency event the host measured (`ms` as text), kept by the monitor as the
+    /// engine's own are: at or above `latency-monitor-threshold`. Unknown events are
+    /// ignored (the monitor's names are static).
+    pub fn host_latency_event(&mut self, event: &str, ms: &str) {
+        let (Some(&name), Ok(ms)) = (crate::server::latency::HOST_EVENTS.iter().find(|n| **n == event), ms.trim().parse::<u64>()) else { return };
+        self.latency.add_if_needed(name, ms, self.now_ms.div_euclid(1000), self.config.latency_monitor_threshold);
+    }
+
     /// Samples the command rate and the memory peak (each tick, as Redis's serverCron).
     pub fn sample_stats(&mut self) {
         let (now, commands) = (self.now_ms, self.stats.commands);

@@ -110,7 +110,7 @@ impl Shard {
         }
         let entry = NewEntry::new(kind, LeasePayload { node: el.node.clone(), lease_ms }.encode());
         let task = tokio::spawn(durable::append_settled(api, name, prev_id, epoch, vec![entry]));
-        self.inflight = Some(Inflight { task, last_seq: 0, token: Some(token) });
+        self.inflight = Some(Inflight { task, last_seq: 0, token: Some(token), started: std::time::Instant::now() });
     }
 
     /// The claim landed: the engine already holds everything before it.

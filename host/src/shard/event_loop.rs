@@ -118,6 +118,7 @@ impl Shard {
                 },
                 r = async { inflight.unwrap().await }, if has_inflight => {
                     let done = self.inflight.take().unwrap();
+                    self.landed(done.last_seq, done.started);
                     let r = append_outcome(r);
                     self.appended(done.last_seq, done.token, r).await;
                     self.start_append();

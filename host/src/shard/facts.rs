@@ -60,6 +60,9 @@ impl Shard {
         b.record(batch::REC_SERVER_INFO, 0, self.facts.text.as_bytes());
         let (offset, mut role) = self.role_text();
         self.node_lines(&mut role);
+        // A new engine is whole: the rebuild or load that made it is a latency event.
+        self.events.loaded();
+        self.memoria_lines(&mut role);
         b.record(batch::REC_ROLE, 0, role.as_bytes());
         // The connection limits in force (a rebuilt engine keeps CONFIG SETs of them).
         b.record(batch::REC_CONFIG, 0, self.host.lines().as_bytes());
@@ -79,6 +82,7 @@ impl Shard {
         if offset != self.reported_offset || moved || rolled {
             self.reported_offset = offset;
             self.node_lines(&mut text);
+            self.memoria_lines(&mut text);
             self.batch.record(batch::REC_ROLE, 0, text.as_bytes());
         }
     }
@@ -87,6 +91,37 @@ impl Shard {
     /// record only when one is sent (`role_text` runs on every turn of the loop).
     fn node_lines(&self, t: &mut String) {
         self.host.node.lines(self.host.rejected.load(std::sync::atomic::Ordering::Relaxed), t);
+    }
+
+    /// INFO's `memoria` section (`memoria.<field>` lines: where the shard stands with its
+    /// log, what waits for it), and the host's latency events since the last report.
+    fn memoria_lines(&mut self, t: &mut String) {
+        use std::fmt::Write;
+        let role = if self.standing.is_replica() { "replica" } else { "primary" };
+        let _ = writeln!(t, "memoria.role:{role}");
+        match &self.standing {
+            Standing::Replica(r) => {
+                let _ = write!(t, "memoria.log_offset:{}\nmemoria.log_tail:{}\nmemoria.lag_entries:{}\n", r.applied, r.tail, r.tail.saturating_sub(r.applied));
+            }
+            Standing::Primary(Some(l)) => {
+                let _ = write!(t, "memoria.log:{}\nmemoria.log_offset:{}\nmemoria.epoch:{}\n", l.name, l.prev_id, l.epoch);
+            }
+            Standing::Primary(None) => t.push_str("memoria.log:none\n"),
+        }
+        if let Some(el) = &self.election
+            && !self.standing.is_replica()
+        {
+            let _ = writeln!(t, "memoria.lease_remaining_ms:{}", el.m.lease_expiry().map_or(0, |at| at.saturating_sub(el.now())));
+        }
+        let _ = write!(
+            t,
+            "memoria.last_append_usec:{}\nmemoria.append_in_flight:{}\nmemoria.held_replies:{}\nmemoria.pending_keys:{}\n",
+            self.events.last_append_us,
+            u8::from(self.inflight.is_some()),
+            self.gate.held_replies(),
+            self.gate.tracker.pending_keys()
+        );
+        self.events.take_lines(t);
     }
 
     /// The node's role and log offset, as REC_ROLE text.

@@ -45,7 +45,14 @@ impl Shard {
             metrics::histogram!("memoria_node_log_append_batch_entries", "shard" => shard).record(n);
             r
         });
-        self.inflight = Some(Inflight { task, last_seq, token });
+        self.inflight = Some(Inflight { task, last_seq, token, started: std::time::Instant::now() });
+    }
+
+    /// A data append's round trip counts as the wait for the log (renewals hold no reply).
+    pub(super) fn landed(&mut self, last_seq: u64, started: std::time::Instant) {
+        if last_seq != 0 {
+            self.events.append_took(started.elapsed());
+        }
     }
 
     /// The append in flight finished.
@@ -140,6 +147,7 @@ impl Shard {
     pub(super) async fn land_inflight(&mut self) {
         if let Some(i) = self.inflight.take() {
             let r = append_outcome(i.task.await);
+            self.landed(i.last_seq, i.started);
             self.appended(i.last_seq, i.token, r).await;
         }
     }

@@ -256,6 +256,7 @@ pub fn spawn(
             host,
             resign: false,
             held: VecDeque::new(),
+            events: stats::HostEvents::default(),
         };
         if s.cluster.is_some()
             && let Some((api, name)) = s.source.clone()
@@ -287,6 +288,7 @@ struct Inflight {
     task: JoinHandle<Result<Appended, LogError>>,
     last_seq: u64,
     token: Option<AppendToken>,
+    started: Instant,
 }
 
 /// What this node is for its shard now.
@@ -374,4 +376,6 @@ struct Shard {
     resign: bool,
     /// Messages that came while a script ran and wait for its end (`busy`).
     held: VecDeque<ShardMsg>,
+    /// Latency events of the host for the engine's monitor, and the last append's time.
+    events: stats::HostEvents,
 }

@@ -9,6 +9,7 @@ impl Shard {
     /// Replaces the engine with a fresh one; with a log, replays it and re-claims the shard
     /// (with an election: replays it and keeps the role the lease machine gives it).
     pub(super) async fn rebuild(&mut self) {
+        self.events.loading = Some(("engine-rebuild", std::time::Instant::now()));
         if self.election.is_some() {
             return self.reload_engine().await;
         }
@@ -97,6 +98,7 @@ impl Shard {
     /// reads along). Waits for the append in flight first, so the replay includes it if it
     /// landed. A replica then tails on from where the replay ended.
     pub(super) async fn reload_engine(&mut self) {
+        self.events.loading.get_or_insert(("engine-rebuild", std::time::Instant::now()));
         self.settle_inflight().await;
         self.stop_tail();
         match self.factory.instantiate(seed()) {

@@ -150,6 +150,7 @@ impl Shard {
     /// after a step-down.
     pub(super) async fn reload_behind_truncation(&mut self) {
         metrics::counter!("memoria_replica_snapshot_reloads_total").increment(1);
+        self.events.loading = Some(("snapshot-load", std::time::Instant::now()));
         self.settle_inflight().await;
         self.stop_tail();
         let Some((api, name)) = self.source.clone() else { return };

@@ -131,6 +131,44 @@ impl Latency {
     }
 }
 
+/// What the host tells the engine's LATENCY monitor (the engine measures only its own
+/// commands): the worst wait for the log per window, and how long a rebuild or a snapshot
+/// load of the engine took. Each goes out once, on the next role record, as
+/// `latency.<event>:<ms>`; the engine keeps those at or above `latency-monitor-threshold`.
+#[derive(Default)]
+pub struct HostEvents {
+    /// The last data append's round trip (INFO memoria).
+    pub last_append_us: u64,
+    worst_append_ms: u64,
+    /// A new engine is being made (event name, since when): reported once it is whole.
+    pub loading: Option<(&'static str, Instant)>,
+    done: Vec<(&'static str, u64)>,
+}
+
+impl HostEvents {
+    pub fn append_took(&mut self, d: Duration) {
+        self.last_append_us = d.as_micros().min(u64::MAX as u128) as u64;
+        self.worst_append_ms = self.worst_append_ms.max(d.as_millis().min(u64::MAX as u128) as u64);
+    }
+
+    /// The engine is whole again: a `loading` under way is an event.
+    pub fn loaded(&mut self) {
+        if let Some((event, since)) = self.loading.take() {
+            self.done.push((event, since.elapsed().as_millis().min(u64::MAX as u128) as u64));
+        }
+    }
+
+    /// The events since the last report, as role record lines.
+    pub fn take_lines(&mut self, t: &mut String) {
+        if self.worst_append_ms > 0 {
+            t.push_str(&format!("latency.log-append:{}\n", std::mem::take(&mut self.worst_append_ms)));
+        }
+        for (event, ms) in self.done.drain(..) {
+            t.push_str(&format!("latency.{event}:{ms}\n"));
+        }
+    }
+}
+
 /// The `le` bounds of `memoria_reply_latency_seconds`, in µs.
 const REPLY_BOUNDS_US: [u64; 16] =
     [50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 10_000_000];

@@ -115,6 +115,11 @@ impl HostLimits {
             node: Default::default(),
         };
         for (k, v) in settings {
+            // Parameters fixed at start go to the engine as they are (--enable-debug-command).
+            if memoria_core::server::config::is_immutable(k) {
+                h.fixed.push_str(&format!("{k} {v}\n"));
+                continue;
+            }
             cfg.set_many(&[(k.as_bytes(), v.as_bytes())]).map_err(|e| e.trim_start_matches("ERR ").replace("CONFIG SET failed", &format!("--{k} {v:?}")))?;
         }
         h.apply(&cfg.host_values());

@@ -91,6 +91,10 @@ struct NodeArgs {
     /// trusted network.
     #[arg(long, default_value = "yes", value_parser = ["yes", "no"])]
     protected_mode: String,
+    /// Allow DEBUG: no, yes, or local (from loopback clients only), as redis-server's
+    /// enable-debug-command.
+    #[arg(long, default_value = "no", value_parser = ["no", "yes", "local"])]
+    enable_debug_command: String,
     /// Serve Prometheus metrics (GET /metrics) on this port (0: none; `memoria up` gives
     /// each node process one, see --metrics-port-base).
     #[arg(long, default_value_t = 0)]
@@ -119,6 +123,8 @@ impl NodeArgs {
             self.protected_mode.clone(),
             "--metrics-bind".into(),
             self.metrics_bind.clone(),
+            "--enable-debug-command".into(),
+            self.enable_debug_command.clone(),
         ];
         flags.extend([
             "--maxclients".into(),
@@ -307,6 +313,7 @@ fn net_of(a: &NodeArgs) -> anyhow::Result<NetOptions> {
         ("timeout".into(), a.timeout.to_string()),
         ("partial-request-timeout".into(), a.partial_request_timeout.to_string()),
         ("engine-call-timeout".into(), a.engine_call_timeout.to_string()),
+        ("enable-debug-command".into(), a.enable_debug_command.clone()),
     ];
     for v in &a.client_output_buffer_limit {
         config.push(("client-output-buffer-limit".into(), v.clone()));
@@ -664,6 +671,10 @@ mod tests {
             "pubsub 1mb 1mb 1",
             "--client-output-buffer-limit",
             "normal 2mb 2mb 2",
+            "--enable-debug-command",
+            "local",
+            "--metrics-bind",
+            "127.0.0.2",
         ]);
         let Command::Up(u) = up.command else { panic!("not up") };
         let mut argv = vec!["memoria".to_string(), "server".into(), "--log-url".into(), "http://127.0.0.1:1".into(), "--log-token".into(), "t".into()];
@@ -676,6 +687,8 @@ mod tests {
         );
         assert_eq!((a.proto_max_bulk_len, a.client_query_buffer_limit, a.shards), (b.proto_max_bulk_len, b.client_query_buffer_limit, b.shards));
         assert_eq!((&a.protected_mode, &a.client_output_buffer_limit), (&b.protected_mode, &b.client_output_buffer_limit));
+        assert_eq!((&a.enable_debug_command, &a.metrics_bind), (&b.enable_debug_command, &b.metrics_bind));
+        assert_eq!(b.enable_debug_command, "local");
         assert_eq!(b.maxclients, 7, "the values are the ones given, not defaults");
     }
 }

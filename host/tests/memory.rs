@@ -69,7 +69,7 @@ fn usage_is_close_to_what_deleting_the_key_frees() {
 
 #[test]
 fn replies_that_mean_the_same_as_in_redis() {
-    same_as_redis("MEMORY", |port| {
+    same_as_redis("MEMORY and DEBUG", |port| {
         let mut c = Raw::connect(port);
         let mut seen = Vec::new();
         for cmd in [
@@ -86,6 +86,10 @@ fn replies_that_mean_the_same_as_in_redis() {
             &["MEMORY", "USAGE", "k", "SAMPLES", "x"],
             &["MEMORY", "USAGE", "k", "SAMPLES"],
             &["MEMORY", "USAGE", "k", "nope", "1"],
+            // DEBUG, refused by default in both (enable-debug-command no).
+            &["DEBUG", "OBJECT", "k"],
+            &["DEBUG"],
+            &["CONFIG", "GET", "enable-debug-command"],
         ] {
             seen.push(format!("{cmd:?} -> {}", text(&c.cmd(cmd))));
         }

@@ -7,6 +7,7 @@ pub mod bitmap;
 pub mod cluster;
 pub mod connection;
 pub mod db;
+pub mod debug;
 pub mod dump;
 pub mod functions;
 pub mod geo;

@@ -4,8 +4,8 @@
 use crate::commands::cluster;
 use crate::commands::pubsub;
 use crate::commands::{
-    acl, bitmap, connection as conn, db, dump, functions, geo, hash, hll, keys, latency, lcs, list, memory, migrate, multi, scripting, server, set, slowlog,
-    sort, stream, string, tracking, zset,
+    acl, bitmap, connection as conn, db, debug, dump, functions, geo, hash, hll, keys, latency, lcs, list, memory, migrate, multi, scripting, server, set,
+    slowlog, sort, stream, string, tracking, zset,
 };
 
 use crate::server::spec::flags::*;
@@ -461,6 +461,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     container!("config", -2, "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBCOMMANDS),
     container!("slowlog", -2, "server", "2.2.12", "A container for slow log commands.", &SLOWLOG_SUBCOMMANDS),
     container!("latency", -2, "server", "2.8.13", "A container for latency diagnostics commands.", &LATENCY_SUBCOMMANDS),
+    cmd!("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED, NK, "server", "1.0.0", "A container for debugging commands.", debug::debug),
     container!("memory", -2, "server", "4.0.0", "A container for memory diagnostics commands.", &MEMORY_SUBCOMMANDS),
     // INFO keyspace counts keys: it waits for pending writes as DBSIZE does. Other sections
     // (INFO replication, which failover tooling polls while a primary is cut off) do not.

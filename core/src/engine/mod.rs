@@ -301,7 +301,9 @@ impl Engine {
             batch::REC_TICK => {
                 self.st.sample_stats();
                 self.effects.clear();
-                crate::server::expire::active_expire_cycle(&mut self.st, &mut self.effects);
+                if self.st.active_expire {
+                    crate::server::expire::active_expire_cycle(&mut self.st, &mut self.effects);
+                }
                 let flags = if self.effects.is_empty() { 0 } else { batch::OUT_WRITE };
                 batch::write_out(out, rec.kind, 0, flags, b"", &self.effects);
                 self.flush_pushes(out);

@@ -95,6 +95,8 @@ const PARAMS: &[Param] = &[
     // engine calls yet.
     Param { name: "busy-reply-threshold", alias: Some("lua-time-limit"), kind: Kind::Int(0, i64::MAX), default: "5000" },
     Param { name: "tls-port", alias: None, kind: Kind::Immutable, default: "0" },
+    // The node's --enable-debug-command: no, yes or local (loopback clients only).
+    Param { name: "enable-debug-command", alias: None, kind: Kind::Immutable, default: "no" },
     Param { name: "tls-cert-file", alias: None, kind: Kind::Immutable, default: "" },
     Param { name: "tls-key-file", alias: None, kind: Kind::Immutable, default: "" },
     Param { name: "tls-ca-cert-file", alias: None, kind: Kind::Immutable, default: "" },
@@ -192,6 +194,11 @@ impl OutputLimits {
 
 /// Parses a memory value like redis.conf's `memtoull`: digits with an optional
 /// k/kb/m/mb/g/gb suffix (k = 1000, kb = 1024).
+/// Whether `name` is a parameter fixed at start (the host sets it, CONFIG SET refuses it).
+pub fn is_immutable(name: &str) -> bool {
+    PARAMS.iter().any(|p| p.name == name && matches!(p.kind, Kind::Immutable))
+}
+
 pub fn parse_memory(s: &str) -> Option<u64> {
     let l = s.to_ascii_lowercase();
     let (num, mul): (&str, u64) = if let Some(n) = l.strip_suffix("gb") {

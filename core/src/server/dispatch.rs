@@ -143,6 +143,22 @@ fn check_and_run(ctx: &mut Ctx<'_>, cmd: &'static CommandSpec, bare: bool, argv:
         reject(ctx, &format!("ERR wrong number of arguments for '{}' command", cmd.name));
         return Checked::Refused;
     }
+    // A protected command (DEBUG) where the node does not allow it: Redis's check, before
+    // authentication.
+    if cmd.flags & flags::PROTECTED != 0 {
+        let allowed = match ctx.st.config.value("enable-debug-command") {
+            Some("yes") => true,
+            Some("local") => crate::server::acl::is_loopback(&ctx.client.addr),
+            _ => false,
+        };
+        if !allowed {
+            reject(
+                ctx,
+                "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+            );
+            return Checked::Refused;
+        }
+    }
     // AUTH and ACL permissions, before anything of the command runs.
     if let Err(r) = crate::server::acl::enforce::enforce(ctx, cmd, argv) {
         match r {

@@ -55,6 +55,9 @@ pub mod flags {
     pub const SKIP_SLOWLOG: u32 = 1 << 23;
     /// Runs as if ASKING had been sent before it (RESTORE-ASKING).
     pub const ASKING: u32 = 1 << 24;
+    /// Refused unless `enable-debug-command` allows it for the client (DEBUG; Redis's
+    /// CMD_PROTECTED, which COMMAND INFO does not show either).
+    pub const PROTECTED: u32 = 1 << 25;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),

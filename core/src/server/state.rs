@@ -79,6 +79,8 @@ pub struct State {
     /// A replica serving reads: expired keys read as absent but are not deleted (the
     /// primary's DEL effect will come through the log).
     pub replica_mode: bool,
+    /// Active expiry runs on ticks (DEBUG SET-ACTIVE-EXPIRE 0 stops it; lazy expiry stays).
+    pub active_expire: bool,
     /// Applying a primary's effects: nothing expires or is evicted by itself.
     pub applying: bool,
     pub index: CommandIndex,
@@ -145,6 +147,7 @@ impl State {
             watched: Dict::new(seed ^ 0x77),
             cas_dirty: BTreeSet::new(),
             replica_mode: false,
+            active_expire: true,
             applying: false,
             index: CommandIndex::new(table),
             memory_probe: no_probe,

@@ -66,6 +66,9 @@ main.login { max-width: 24rem; margin: 4rem auto; background: #fff; border: 1px 
 main.login form { display: flex; flex-direction: column; gap: .6rem; }
 main.login input { font: inherit; padding: .4rem; }
 p.error { color: var(--bad); }
+/* Only a console started with a token has a session to log out of. */
+header.top a.logout { display: none; }
+body.with-login header.top a.logout { display: inline; }
 "#;
 
 /// Shard colours on the slot map (and its legend).
@@ -136,7 +139,9 @@ pub async fn count_keys(slot: u16) -> Result<String, ServerFnError> {
 // ---- the shell and the app ----
 
 #[cfg(feature = "ssr")]
-pub fn shell(options: LeptosOptions) -> impl IntoView {
+/// The page; `login`: the console was started with a token (only then is there a
+/// session to log out of, and the "Log out" link shows).
+pub fn shell(options: LeptosOptions, login: bool) -> impl IntoView {
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -147,7 +152,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <link rel="stylesheet" href="/pkg/console.css"/>
                 <HydrationScripts options/>
             </head>
-            <body>
+            <body class=if login { "with-login" } else { "" }>
                 <App/>
             </body>
         </html>
@@ -183,7 +188,7 @@ pub fn App() -> impl IntoView {
                     " "
                     <a href="/log/0">"Log"</a>
                     " "
-                    <a href="/logout" rel="external">"Log out"</a>
+                    <a class="logout" href="/logout" rel="external">"Log out"</a>
                 </nav>
             </header>
             <main>
@@ -470,8 +475,11 @@ fn snapshots_body(p: SnapshotsPage) -> impl IntoView {
                 <h2>{format!("{} ", s.log)}<span class="muted">{format!("store {}", s.store)}</span></h2>
                 <div class="facts">
                     <div><span>"Log tail"</span><b class="mono">{s.tail_id}</b></div>
-                    <div><span>"Recorded in the log up to"</span><b class="mono">{s.recorded_id}</b></div>
-                    <div><span>"Log since the newest snapshot"</span><b>{format!("{} entries{}", s.entries_since, s.bytes_since_estimate.map(|b| format!(" (≈ {})", human_bytes(b))).unwrap_or_default())}</b></div>
+                    <div><span>"Snapshot recorded in the log up to"</span><b class="mono">{if s.recorded_id == 0 { "none".to_string() } else { s.recorded_id.to_string() }}</b></div>
+                    <div>
+                        <span>{if s.snapshots.is_empty() { "Log not covered by a snapshot" } else { "Log since the newest snapshot" }}</span>
+                        <b>{format!("{} entries{}", s.entries_since, s.bytes_since_estimate.map(|b| format!(" (≈ {})", human_bytes(b))).unwrap_or_default())}</b>
+                    </div>
                 </div>
                 {if s.snapshots.is_empty() {
                     view! { <p class="muted">"No snapshots yet."</p> }.into_any()

@@ -42,7 +42,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
             },
             {
                 let o = options.clone();
-                move || shell(o.clone())
+                let login = args.token.is_some();
+                move || shell(o.clone(), login)
             },
         )
         .with_state(options.clone());

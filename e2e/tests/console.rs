@@ -81,6 +81,8 @@ fn server_rendered_pages_work_without_javascript() {
             assert!(body.contains(&format!("data-node=\"{}\"", n.name)), "node {} missing:\n{body}", n.name);
         }
         assert!(body.contains("Lease expires in"), "{body}");
+        // No console token: no session, so the "Log out" link is hidden.
+        assert!(!body.contains("with-login") && body.contains("class=\"logout\""), "{body}");
         assert!(body.contains("class=\"lease-countdown mono\""), "{body}");
         // Server-rendered: no <template> streaming, the data is in place.
         assert!(!body.contains("<template"), "the page should be rendered whole (SsrMode::Async)");
@@ -96,6 +98,10 @@ fn server_rendered_pages_work_without_javascript() {
         let (s, snaps) = get(&format!("{base}/snapshots"), None).await;
         assert_eq!(s, 200);
         assert!(snaps.contains("id=\"snapshots-0\""), "{snaps}");
+        // Before the first snapshot the page says so instead of "recorded up to 0".
+        if snaps.contains("No snapshots yet.") {
+            assert!(snaps.contains("Log not covered by a snapshot") && !snaps.contains("Log since the newest snapshot"), "{snaps}");
+        }
         let (s, node) = get(&format!("{base}/node/{primary}"), None).await;
         assert_eq!(s, 200);
         assert!(node.contains("# Replication") || node.contains(">Replication<"), "INFO sections missing:\n{node}");
@@ -161,6 +167,7 @@ fn actions_need_the_token_when_one_is_configured() {
         assert_eq!(r.status().as_u16(), 200);
         let (s, body) = get(&format!("{base}/"), Some("s3cret-token")).await;
         assert_eq!(s, 200, "a bearer token works too: {body}");
+        assert!(body.contains("class=\"with-login\""), "a session to log out of: the link shows\n{body}");
         // No step-down happened while unauthenticated: the same primary, same epoch.
         let now = up.wait_primary(Duration::from_secs(10), None);
         assert_eq!((now.name, now.epoch), (primary.name, primary.epoch), "the refused step-down did nothing");

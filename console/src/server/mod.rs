@@ -111,6 +111,9 @@ pub struct SupFacts {
     pub restarts: u32,
 }
 
+/// What one poll of a node found: its INFO sections, and a primary's CLUSTER SLOTS.
+type Polled = (Vec<(String, Vec<(String, String)>)>, Vec<(u16, u16, String)>);
+
 /// Seconds of history kept per node (the node page's charts).
 const HISTORY: usize = 600;
 /// A node is shown unhealthy this long after it was seen failing or restarted.
@@ -311,7 +314,13 @@ impl Console {
                 },
             }
         };
-        let now = Instant::now();
+        self.record(t, result, Instant::now())
+    }
+
+    /// Keeps what one poll of `t` found. A node that has never answered is starting, not
+    /// failing: its failures then do not hold it red once it answers (HEALTH_HOLD is for
+    /// a node seen up that failed or was replaced since).
+    fn record(&self, t: &Target, result: Result<Polled, String>, now: Instant) -> Result<(), ()> {
         let mut g = self.nodes.lock().unwrap();
         let st = g.entry(t.addr.clone()).or_default();
         if let Some(s) = &t.sup {
@@ -352,8 +361,10 @@ impl Console {
             }
             Err(e) => {
                 st.error = Some(e.clone());
-                st.bad_at = Some(now);
-                st.bad_why = e;
+                if st.info_at.is_some() {
+                    st.bad_at = Some(now);
+                    st.bad_why = e;
+                }
                 st.last_cmds = None;
                 st.ops = None;
                 Err(())
@@ -821,6 +832,23 @@ mod tests {
         assert!(!v.healthy);
         assert_eq!(v.role, "down");
         assert!(!v.problem.is_empty());
+    }
+
+    #[test]
+    fn a_node_that_was_starting_is_healthy_once_it_answers() {
+        let c = Console::new(args());
+        let t = Target { name: "n".into(), addr: "127.0.0.1:1".into(), shard: 0, sup: Some(SupFacts { pid: Some(7), role: "primary".into(), restarts: 0 }) };
+        let info = || resp::parse_info("# Replication\r\nrole:master\r\n");
+        // Not answering yet while it starts: red, but nothing held against it.
+        let _ = c.record(&t, Err("connection refused".into()), Instant::now());
+        assert!(!c.node_view(&t, 0).healthy);
+        let _ = c.record(&t, Ok((info(), Vec::new())), Instant::now());
+        assert!(c.node_view(&t, 0).healthy, "{}", c.node_view(&t, 0).problem);
+        // A node seen up that fails stays red for HEALTH_HOLD after it answers again.
+        let _ = c.record(&t, Err("connection reset".into()), Instant::now());
+        let _ = c.record(&t, Ok((info(), Vec::new())), Instant::now());
+        let v = c.node_view(&t, 0);
+        assert!(!v.healthy && v.problem.contains("connection reset"), "{}", v.problem);
     }
 
     #[test]

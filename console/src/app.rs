@@ -360,6 +360,13 @@ fn overview_body(o: Overview, live: Live) -> impl IntoView {
             <div>"Shards"<b id="total-shards">{t.shards}</b></div>
             <div>"Nodes healthy"<b id="total-nodes">{format!("{} / {}", t.healthy_nodes, t.nodes)}</b></div>
             <div>"Keys"<b>{t.keys}</b></div>
+            <div title="The console's PING through the port clients use, once a second: the round trip a client sees, next to each node's own reply latency (p99 below)">
+                "Endpoint round trip (1 min)"
+                <b id="endpoint-latency">{match (t.endpoint_p50_us, t.endpoint_max_us) {
+                    (Some(p50), Some(max)) => format!("{} median, {} worst", fmt_us(Some(p50)), fmt_us(Some(max))),
+                    _ => "–".to_string(),
+                }}</b>
+            </div>
             <div>"Ops/s"<b>{fmt_ops(Some(t.ops_per_sec))}</b></div>
             <div>"Clients"<b>{t.clients}</b></div>
             <div>"Memory"<b>{human_bytes(t.used_memory)}</b></div>

@@ -26,6 +26,10 @@ pub struct Totals {
     pub ops_per_sec: f64,
     pub used_memory: u64,
     pub clients: u64,
+    /// Round trips of the console's PING through the stable endpoint (the port clients
+    /// use) over the last minute: median and worst, µs (None: no endpoint, or no answer).
+    pub endpoint_p50_us: Option<u64>,
+    pub endpoint_max_us: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

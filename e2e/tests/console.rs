@@ -81,6 +81,11 @@ fn server_rendered_pages_work_without_javascript() {
             assert!(body.contains(&format!("data-node=\"{}\"", n.name)), "node {} missing:\n{body}", n.name);
         }
         assert!(body.contains("Lease expires in"), "{body}");
+        // The round trip through the port clients use, measured by the console itself.
+        let body = overview_until(&base, "the endpoint's round trip", |b| {
+            b.find("id=\"endpoint-latency\"").is_some_and(|i| b[i..(i + 120).min(b.len())].contains(" median, "))
+        })
+        .await;
         // No console token: no session, so the "Log out" link is hidden.
         assert!(!body.contains("with-login") && body.contains("class=\"logout\""), "{body}");
         assert!(body.contains("class=\"lease-countdown mono\""), "{body}");

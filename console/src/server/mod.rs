@@ -146,7 +146,14 @@ pub struct Console {
     snapshot_running: tokio::sync::Mutex<()>,
     /// The slot move started from the console.
     pub moves: moves::Moves,
+    /// Round trips (µs) of a PING through the stable endpoint, one per sampling round,
+    /// the last minute of them: what a client at the documented port sees, next to the
+    /// nodes' own reply latency.
+    endpoint_rtt: Mutex<VecDeque<u64>>,
 }
+
+/// Endpoint round trips kept (one a second).
+const ENDPOINT_SAMPLES: usize = 60;
 
 pub type Shared = Arc<Console>;
 
@@ -175,6 +182,7 @@ impl Console {
             log: Mutex::new(None),
             snapshot_running: tokio::sync::Mutex::new(()),
             moves: moves::Moves::default(),
+            endpoint_rtt: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -267,7 +275,10 @@ impl Console {
             let started = Instant::now();
             let cj = self.cluster_json().ok().flatten();
             let targets = self.targets(cj.as_ref());
-            conns.retain(|a, _| targets.iter().any(|t| t.addr == *a));
+            conns.retain(|a, _| targets.iter().any(|t| t.addr == *a) || cj.as_ref().is_some_and(|c| c.endpoint == *a));
+            if let Some(ep) = cj.as_ref().map(|c| c.endpoint.clone()) {
+                self.probe_endpoint(&ep, &mut conns).await;
+            }
             for t in &targets {
                 let r = self.sample(t, &mut conns).await;
                 if r.is_err() {
@@ -280,6 +291,33 @@ impl Console {
             }
             tokio::time::sleep(SAMPLE_EVERY.saturating_sub(started.elapsed()).max(Duration::from_millis(100))).await;
         }
+    }
+
+    /// One PING through the stable endpoint, timed from request to reply (a connection is
+    /// kept between rounds, as a client keeps one).
+    async fn probe_endpoint(&self, endpoint: &str, conns: &mut HashMap<String, resp::Conn>) {
+        let c = match conns.remove(endpoint) {
+            Some(c) => Ok(c),
+            None => resp::Conn::connect(endpoint).await,
+        };
+        let Ok(mut c) = c else { return };
+        let t0 = Instant::now();
+        if let Ok(resp::Reply::Simple(_)) = tokio::time::timeout(Duration::from_secs(2), c.request(&["PING"])).await.unwrap_or(Err(String::new())) {
+            let us = t0.elapsed().as_micros().min(u64::MAX as u128) as u64;
+            let mut q = self.endpoint_rtt.lock().unwrap();
+            q.push_back(us);
+            while q.len() > ENDPOINT_SAMPLES {
+                q.pop_front();
+            }
+            conns.insert(endpoint.to_string(), c);
+        }
+    }
+
+    /// The median and the worst of the recent endpoint round trips.
+    fn endpoint_latency(&self) -> (Option<u64>, Option<u64>) {
+        let mut v: Vec<u64> = self.endpoint_rtt.lock().unwrap().iter().copied().collect();
+        v.sort_unstable();
+        (v.get(v.len() / 2).copied(), v.last().copied())
     }
 
     async fn sample(&self, t: &Target, conns: &mut HashMap<String, resp::Conn>) -> Result<(), ()> {
@@ -511,6 +549,7 @@ impl Console {
             totals.clients += n.clients.unwrap_or(0);
         }
         // Keys: the primaries' (replicas hold the same data).
+        (totals.endpoint_p50_us, totals.endpoint_max_us) = self.endpoint_latency();
         totals.keys = shards.iter().filter_map(|s| s.nodes.iter().find(|n| Some(&n.name) == s.primary.as_ref()).and_then(|n| n.keys)).sum();
         let source = match (&self.args.data_dir, self.args.log_url.is_empty()) {
             (Some(d), _) => format!("memoria up in {}", d.display()),

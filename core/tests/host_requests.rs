@@ -67,3 +67,36 @@ fn inside_exec_wait_and_failover_answer_at_once() {
     assert!(out.iter().all(|(k, _)| *k == batch::REC_COMMAND), "{out:?}");
     assert_eq!(out[3].1, b"*2\r\n:0\r\n+OK\r\n");
 }
+
+#[test]
+fn save_and_bgsave_ask_the_host_for_a_snapshot() {
+    let mut e = engine();
+    let out = run(&mut e, &[&["SAVE"], &["BGSAVE"], &["bgsave", "SCHEDULE"], &["BGSAVE", "x"], &["SAVE", "x"]]);
+    let kinds: Vec<u8> = out.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        kinds,
+        [batch::REC_COMMAND, batch::REC_SAVE, batch::REC_COMMAND, batch::REC_SAVE, batch::REC_COMMAND, batch::REC_SAVE, batch::REC_COMMAND, batch::REC_COMMAND]
+    );
+    assert_eq!((out[0].1.as_slice(), out[1].1.as_slice()), (&b"+OK\r\n"[..], &[0u8][..]), "SAVE: +OK, held by the host");
+    assert_eq!((out[2].1.as_slice(), out[3].1.as_slice()), (&b"+Background saving started\r\n"[..], &[1u8][..]));
+    assert_eq!(out[6].1, b"-ERR syntax error\r\n");
+    assert_eq!(out[7].1, b"-ERR wrong number of arguments for 'save' command\r\n");
+    assert!(batch::is_extra(batch::REC_SAVE));
+    // Inside a transaction SAVE is refused as Redis refuses it, and asks nothing.
+    let out = run(&mut e, &[&["MULTI"], &["SAVE"], &["EXEC"]]);
+    assert!(out.iter().all(|(k, _)| *k == batch::REC_COMMAND), "{out:?}");
+    assert_eq!(out[1].1, b"-ERR Command not allowed inside a transaction\r\n");
+}
+
+#[test]
+fn lastsave_is_the_host_s_last_snapshot() {
+    let mut e = engine();
+    let started = run(&mut e, &[&["LASTSAVE"]]);
+    let mut b = BatchWriter::new();
+    b.record(batch::REC_ROLE, 0, b"primary\npersistence.rdb_last_save_time:1800000000\n");
+    e.execute(&b.buf, 1_700_000_000_000_000, 1);
+    let out = run(&mut e, &[&["LASTSAVE"], &["INFO", "persistence"]]);
+    assert_ne!(started[0].1, out[0].1);
+    assert_eq!(out[0].1, b":1800000000\r\n");
+    assert!(String::from_utf8_lossy(&out[1].1).contains("rdb_last_save_time:1800000000\r\n"));
+}

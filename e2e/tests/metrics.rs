@@ -86,6 +86,9 @@ fn every_node_and_the_log_service_serve_prometheus_metrics() {
         assert_eq!(c.request(&[b"GET", b"k"]).await.unwrap(), Reply::Bulk(Some(b"v".to_vec())));
         assert!(matches!(c.request(&[b"INCR", b"k"]).await.unwrap(), Reply::Error(_)));
         assert_eq!(c.request(&[b"WAIT", b"1", b"10000"]).await.unwrap(), Reply::Int(1));
+        // SAVE on a node of a log service: its snapshot child reaches the log with the
+        // node's URL and token.
+        assert_eq!(c.request(&[b"SAVE"]).await.unwrap(), Reply::Simple("OK".into()));
         // INFO memoria (the host's report, each second): the append the SET waited for.
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {

@@ -331,7 +331,7 @@ fn net_of(a: &NodeArgs) -> anyhow::Result<NetOptions> {
         )),
         _ => anyhow::bail!("--tls-port needs --tls-cert-file and --tls-key-file"),
     };
-    Ok(NetOptions { no_plain: a.port == 0 && tls.is_some(), tls, config, handoff: None })
+    Ok(NetOptions { no_plain: a.port == 0 && tls.is_some(), tls, config, handoff: None, saver: None })
 }
 
 fn limits_of(a: &NodeArgs) -> ConnLimits {
@@ -363,7 +363,8 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
         snapshots: snapshot_store_of(n)?,
         auth: n.auth(),
     };
-    let net = NetOptions { handoff: a.handoff_socket.clone(), ..net_of(n)? };
+    let saver = remote_saver(&a, 0)?;
+    let net = NetOptions { handoff: a.handoff_socket.clone(), saver, ..net_of(n)? };
     let srv = server::start_with(opts, net).await?;
     serve_metrics(n, vec![(0, srv.shard_handle())]).await?;
     let role = match (&a.replica_of, a.lease_ms) {
@@ -392,19 +393,27 @@ async fn serve_cluster(a: &ServerArgs, api: memoria_log::LogHandle) -> anyhow::R
     let ports = sharded::ports(&n.bind, n.port, n.shards)?;
     let store = snapshot_store_of(n)?;
     let lease_ms = (a.lease_ms > 0).then_some(a.lease_ms);
-    let srv = sharded::start(n.shards, &ports, Some(shared), net_of(n)?.config, |_s, port| ServerOptions {
-        bind: n.bind.clone(),
-        port,
-        data_dir: n.data_dir.clone(),
-        limits: limits_of(n),
-        log: Some(api.clone()),
-        node: format!("{host}:{port}"),
-        replica_of: a.replica_of.clone(),
-        lease_ms,
-        cluster: true,
-        snapshots: store.clone(),
-        auth: n.auth(),
-    })
+    let savers: Vec<_> = (0..n.shards).map(|s| remote_saver(a, s)).collect::<anyhow::Result<_>>()?;
+    let srv = sharded::start(
+        n.shards,
+        &ports,
+        Some(shared),
+        net_of(n)?.config,
+        |s| savers[s as usize].clone(),
+        |_s, port| ServerOptions {
+            bind: n.bind.clone(),
+            port,
+            data_dir: n.data_dir.clone(),
+            limits: limits_of(n),
+            log: Some(api.clone()),
+            node: format!("{host}:{port}"),
+            replica_of: a.replica_of.clone(),
+            lease_ms,
+            cluster: true,
+            snapshots: store.clone(),
+            auth: n.auth(),
+        },
+    )
     .await?;
     let addrs: Vec<String> = srv.addrs().iter().map(|a| a.to_string()).collect();
     serve_metrics(n, srv.handles()).await?;
@@ -504,7 +513,7 @@ async fn up_single(a: NodeArgs, cluster: bool, policy: Option<memoria_host::snap
         }
         _ => None,
     };
-    let net = net_of(&a)?;
+    let net = NetOptions { saver: embedded_saver(&a, log.is_some(), 0)?, ..net_of(&a)? };
     let srv = server::start_with(
         ServerOptions {
             bind: a.bind.clone(),
@@ -569,19 +578,27 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
     }
     let ports = sharded::ports(&a.bind, a.port, a.shards)?;
     let limits = limits_of(&a);
-    let srv = sharded::start(a.shards, &ports, Some(shared), net_of(&a)?.config, |_s, port| ServerOptions {
-        bind: a.bind.clone(),
-        port,
-        data_dir: a.data_dir.clone(),
-        limits,
-        log: log.clone(),
-        node: format!("{}:{port}", a.bind),
-        replica_of: None,
-        lease_ms: None,
-        cluster: true,
-        snapshots: snapshots.clone(),
-        auth: a.auth(),
-    })
+    let savers: Vec<_> = (0..a.shards).map(|s| embedded_saver(&a, log.is_some(), s)).collect::<anyhow::Result<_>>()?;
+    let srv = sharded::start(
+        a.shards,
+        &ports,
+        Some(shared),
+        net_of(&a)?.config,
+        |s| savers[s as usize].clone(),
+        |_s, port| ServerOptions {
+            bind: a.bind.clone(),
+            port,
+            data_dir: a.data_dir.clone(),
+            limits,
+            log: log.clone(),
+            node: format!("{}:{port}", a.bind),
+            replica_of: None,
+            lease_ms: None,
+            cluster: true,
+            snapshots: snapshots.clone(),
+            auth: a.auth(),
+        },
+    )
     .await?;
     let addrs: Vec<String> = srv.addrs().iter().map(|x| x.to_string()).collect();
     serve_metrics(&a, srv.handles()).await?;
@@ -605,6 +622,26 @@ async fn up_single_sharded(a: NodeArgs, log: Option<memoria_log::LogHandle>, pol
     }
     srv.shutdown().await;
     Ok(())
+}
+
+/// How SAVE/BGSAVE take a snapshot of shard `s` on a node of a log service: the child
+/// `memoria snapshot` the scheduler runs, with this node's log URL and token.
+fn remote_saver(a: &ServerArgs, s: u16) -> anyhow::Result<Option<memoria_host::snapshot::schedule::Runner>> {
+    let Some(store) = snapshot_store_of(&a.node)? else { return Ok(None) };
+    let args = vec!["--shard".into(), s.to_string(), "--log-url".into(), a.log_url.join(","), "--store".into(), store.url().to_string()];
+    let mut env = vec![("MEMORIA_LOG_TOKEN".to_string(), a.log_token.clone())];
+    if let Some(ca) = &a.log_ca_cert_file {
+        env.push(("MEMORIA_LOG_CA_CERT_FILE".into(), ca.display().to_string()));
+    }
+    Ok(Some(memoria_host::snapshot::schedule::Runner::child(args, env)?))
+}
+
+/// The same for `memoria up --single-process` (the embedded SQLite log in --data-dir);
+/// none without a log.
+fn embedded_saver(a: &NodeArgs, logged: bool, s: u16) -> anyhow::Result<Option<memoria_host::snapshot::schedule::Runner>> {
+    let Some(store) = snapshot_store_of(a)?.filter(|_| logged) else { return Ok(None) };
+    let args = vec!["--shard".into(), s.to_string(), "--data-dir".into(), a.data_dir.clone(), "--store".into(), store.url().to_string()];
+    Ok(Some(memoria_host::snapshot::schedule::Runner::child(args, Vec::new())?))
 }
 
 /// Serves `/metrics` for `shards` when --metrics-port asks for it.

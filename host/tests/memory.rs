@@ -69,7 +69,7 @@ fn usage_is_close_to_what_deleting_the_key_frees() {
 
 #[test]
 fn replies_that_mean_the_same_as_in_redis() {
-    same_as_redis("MEMORY and DEBUG", |port| {
+    same_as_redis("MEMORY, DEBUG, SAVE", |port| {
         let mut c = Raw::connect(port);
         let mut seen = Vec::new();
         for cmd in [
@@ -90,6 +90,12 @@ fn replies_that_mean_the_same_as_in_redis() {
             &["DEBUG", "OBJECT", "k"],
             &["DEBUG"],
             &["CONFIG", "GET", "enable-debug-command"],
+            // SAVE in a transaction and BGSAVE's arguments.
+            &["MULTI"],
+            &["SAVE"],
+            &["DISCARD"],
+            &["BGSAVE", "x"],
+            &["BGSAVE", "a", "b"],
         ] {
             seen.push(format!("{cmd:?} -> {}", text(&c.cmd(cmd))));
         }

@@ -159,6 +159,26 @@ pub fn failover(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
 }
 
+/// SAVE: a snapshot of the shard, taken by the host (the log is the durable copy; a
+/// snapshot is what nodes start from). The +OK is held until it is published.
+pub fn save(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
+    ctx.reply.ok();
+    ctx.host = Some(HostRequest::Save { background: false });
+}
+
+/// BGSAVE [SCHEDULE]: the same, answered at once.
+pub fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    if argv.len() > 2 || (argv.len() == 2 && !eq_ic(argv[1], b"schedule")) {
+        return ctx.err("ERR syntax error");
+    }
+    if ctx.in_exec {
+        // The host could not answer "already in progress" inside EXEC's reply.
+        return ctx.err("ERR BGSAVE inside MULTI is not supported: send it on its own");
+    }
+    ctx.reply.simple(b"Background saving started");
+    ctx.host = Some(HostRequest::Save { background: true });
+}
+
 pub fn time(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let us = ctx.st.now_us;
     ctx.reply.array(2);
@@ -180,8 +200,10 @@ pub fn monitor(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.reply.simple(b"OK");
 }
 
+/// The last snapshot SAVE or BGSAVE published (the host reports it), else the start.
 pub fn lastsave(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
-    ctx.reply.int(ctx.st.lastsave);
+    let host = ctx.st.role_info.iter().find(|(k, _)| k == "persistence.rdb_last_save_time").and_then(|(_, v)| v.parse::<i64>().ok());
+    ctx.reply.int(host.unwrap_or(ctx.st.lastsave));
 }
 
 // ---- INFO ----
@@ -280,7 +302,10 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         s.push_str("\r\n");
     }
     if section_wanted(args, "persistence", true) {
-        s.push_str("# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\naof_enabled:0\r\nmemoria_durability:log\r\n\r\n");
+        s.push_str("# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\naof_enabled:0\r\nmemoria_durability:log\r\n");
+        // The snapshots SAVE and BGSAVE take (the host's figures).
+        host_filed(st, "persistence", &mut s);
+        s.push_str("\r\n");
     }
     if section_wanted(args, "stats", true) {
         let x = &st.stats;

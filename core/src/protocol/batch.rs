@@ -82,6 +82,11 @@ pub const REC_SUSPENDED: u8 = 13;
 /// closes connection `client`. The engine answers nothing more of it (its commands still
 /// to come get an empty reply) and drops it at its REC_DISCONNECT.
 pub const REC_KILL: u8 = 14;
+/// Output only, an extra record right after SAVE's or BGSAVE's own: take a snapshot of
+/// the shard now. Payload `background u8`: 0 for SAVE (the host holds its +OK until the
+/// snapshot is published, or answers the error), 1 for BGSAVE (the reply goes out at once
+/// unless one is already being taken).
+pub const REC_SAVE: u8 = 15;
 /// REC_SUSPENDED's flag: the script has run past `busy-reply-threshold`.
 pub const SUSPENDED_BUSY: u8 = 1;
 
@@ -130,7 +135,7 @@ pub fn encode_script_at(start: usize, end: usize) -> [u8; 8] {
 /// Whether an output record of this kind is an extra one (it answers no input record and
 /// belongs to the record before it, or to `apply`).
 pub fn is_extra(kind: u8) -> bool {
-    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER)
+    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER | REC_SAVE)
 }
 
 /// What a REC_WAIT record asks of the host.
@@ -160,6 +165,10 @@ impl WaitRequest {
 pub enum HostRequest {
     Wait(WaitRequest),
     Failover,
+    /// SAVE (false) or BGSAVE (true).
+    Save {
+        background: bool,
+    },
 }
 
 /// The client asked to be disconnected after this reply (QUIT).

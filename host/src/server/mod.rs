@@ -58,6 +58,8 @@ pub struct NetOptions {
     /// Take connections handed over by `memoria up`'s stable endpoint on this Unix socket
     /// (`handoff`).
     pub handoff: Option<std::path::PathBuf>,
+    /// How SAVE and BGSAVE take a snapshot of this node's shard (None: they are refused).
+    pub saver: Option<crate::snapshot::schedule::Runner>,
 }
 
 pub struct RunningServer {
@@ -228,7 +230,7 @@ pub async fn start_full(opts: ServerOptions, place: Placement, net: NetOptions) 
         (None, None) => shard::Role::Primary(None),
     };
     let me = shard::Identity { node: opts.node.clone(), cluster: opts.cluster || place.shared.is_some(), shard: place.shard, shared: place.shared.clone() };
-    let (shard, shard_task) = shard::spawn(place.shard as usize, factory, engine, role, election, facts, me, opts.snapshots, host.clone());
+    let (shard, shard_task) = shard::spawn(place.shard as usize, factory, engine, role, election, facts, me, opts.snapshots, host.clone(), net.saver.clone());
     let ctx = Arc::new(ConnCtx { shard: shard.clone(), limits: opts.limits, host: host.clone(), primary_only: false });
     let mut accept_tasks = Vec::new();
     if let Some(path) = &net.handoff {

@@ -71,6 +71,7 @@ pub async fn start(
     ports: &[u16],
     shared: Option<Arc<Shared>>,
     config: Vec<(String, String)>,
+    saver: impl Fn(u16) -> Option<crate::snapshot::schedule::Runner>,
     opts: impl Fn(u16, u16) -> ServerOptions,
 ) -> anyhow::Result<Sharded> {
     let mut out = Sharded { shards: Vec::new() };
@@ -79,7 +80,7 @@ pub async fn start(
         let factory = Some(factory.clone());
         let o = opts(s, ports[s as usize]);
         let shared = shared.clone();
-        let net = server::NetOptions { tls: None, no_plain: false, config: config.clone(), handoff: None };
+        let net = server::NetOptions { tls: None, no_plain: false, config: config.clone(), handoff: None, saver: saver(s) };
         let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<(SocketAddr, crate::shard::ShardHandle)>>();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let join = std::thread::Builder::new().name(format!("shard-{s}")).spawn(move || {

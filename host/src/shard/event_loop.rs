@@ -53,12 +53,13 @@ impl Shard {
                 }
             }
             ShardMsg::Reload { generation } => self.reload_due |= generation == self.tail_gen && self.standing.is_replica(),
-            ShardMsg::WaitDone { client, token, count } => {
-                for w in self.gate.wait_done(client, token, count) {
+            ShardMsg::WaitDone { client, token, reply } => {
+                for w in self.gate.wait_done(client, token, &reply) {
                     self.start_wait(w);
                 }
                 self.flush();
             }
+            ShardMsg::Saved { result } => self.saved(result),
             ShardMsg::Peers(p) => {
                 if let Some(c) = self.cluster.as_mut()
                     && c.peers != p
@@ -271,6 +272,12 @@ impl Shard {
         }
         for w in routed.waits {
             self.start_wait(w);
+        }
+        for (client, need, reply, close) in routed.bgsaves {
+            match self.snapshot_now(None) {
+                Ok(()) => self.gate.deliver(client, need, &reply, close),
+                Err(e) => self.gate.deliver(client, need, format!("-{e}\r\n").as_bytes(), close),
+            }
         }
     }
 

@@ -72,6 +72,16 @@ impl Shard {
         }
     }
 
+    /// Queues a REC_ROLE record now, whatever changed (the engine must know before the
+    /// next command, as LASTSAVE after a SAVE).
+    pub(super) fn report_role_now(&mut self) {
+        let (offset, mut text) = self.role_text();
+        self.reported_offset = offset;
+        self.node_lines(&mut text);
+        self.memoria_lines(&mut text);
+        self.batch.record(batch::REC_ROLE, 0, text.as_bytes());
+    }
+
     /// Queues a REC_ROLE record when the offset moved since the last report.
     pub(super) fn role_record(&mut self) {
         let rolled = self.gate.stats.roll(Instant::now());
@@ -122,6 +132,7 @@ impl Shard {
             self.gate.tracker.pending_keys()
         );
         self.events.take_lines(t);
+        self.saves.lines(t);
     }
 
     /// The node's role and log offset, as REC_ROLE text.

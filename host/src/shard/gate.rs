@@ -37,20 +37,29 @@ struct Held {
     since: Instant,
 }
 
+/// What a held reply waits for once its client's writes are durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Awaited {
+    /// WAIT: replicas that have applied them.
+    Replicas(WaitRequest),
+    /// SAVE: a snapshot that has them, published.
+    Snapshot,
+}
+
 struct HeldWait {
-    req: WaitRequest,
+    what: Awaited,
     /// Distinguishes this WAIT's answer from a stale one.
     token: u64,
     started: bool,
 }
 
-/// A WAIT whose client's writes are durable: count the replicas that have them, then
-/// answer with `Gate::wait_done(client, token, count)`.
+/// A WAIT or SAVE whose client's writes are durable: count the replicas that have them
+/// (or take the snapshot), then answer with `Gate::wait_done(client, token, reply)`.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct WaitStart {
     pub client: u64,
     pub token: u64,
-    pub req: WaitRequest,
+    pub what: Awaited,
 }
 
 pub(super) struct Gate {
@@ -197,24 +206,24 @@ impl Gate {
         }
     }
 
-    /// A WAIT: its reply waits for every write pending now (the caller's included), then
-    /// for the replicas; the client's later replies stay behind it.
-    pub(super) fn hold_wait(&mut self, client: u64, req: WaitRequest, close: bool) -> Vec<WaitStart> {
+    /// A WAIT (or SAVE): its reply waits for every write pending now (the caller's
+    /// included), then for `what`; the client's later replies stay behind it.
+    pub(super) fn hold_wait(&mut self, client: u64, what: Awaited, close: bool) -> Vec<WaitStart> {
         self.wait_seq += 1;
-        let wait = HeldWait { req, token: self.wait_seq, started: false };
+        let wait = HeldWait { what, token: self.wait_seq, started: false };
         let need = self.tracker.need_all();
         self.held.entry(client).or_default().push_back(Held { need, data: Vec::new(), close, wait: Some(wait), answered: 1, since: self.batch_t0 });
         self.release()
     }
 
-    /// The replicas counted for WAIT `token` of `client`: its reply, and what waited
+    /// WAIT (or SAVE) `token` of `client` is answered with `reply`: it, and what waited
     /// behind it, may go out. A stale token (the client is gone) is ignored.
-    pub(super) fn wait_done(&mut self, client: u64, token: u64, count: i64) -> Vec<WaitStart> {
+    pub(super) fn wait_done(&mut self, client: u64, token: u64, reply: &[u8]) -> Vec<WaitStart> {
         if let Some(h) = self.held.get_mut(&client).and_then(|q| q.front_mut())
             && h.wait.as_ref().is_some_and(|w| w.token == token)
         {
             h.wait = None;
-            h.data = format!(":{count}\r\n").into_bytes();
+            h.data = reply.to_vec();
             return self.release();
         }
         Vec::new()
@@ -243,7 +252,7 @@ impl Gate {
                     // them. Its later replies stay behind the WAIT's.
                     if !w.started {
                         w.started = true;
-                        starts.push(WaitStart { client: id, token: w.token, req: w.req });
+                        starts.push(WaitStart { client: id, token: w.token, what: w.what });
                     }
                     break;
                 }

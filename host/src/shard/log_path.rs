@@ -5,7 +5,7 @@
 use memoria_log::{Appended, LogError, NewEntry};
 
 use super::election::append_event;
-use super::gate::WaitStart;
+use super::gate::{Awaited, WaitStart};
 use super::{Inflight, Shard, ShardMsg};
 use crate::durable;
 use crate::lease::AppendToken;
@@ -109,15 +109,27 @@ impl Shard {
         }
     }
 
-    /// Asks the log service, in a task, how many replicas have applied everything this
-    /// primary has logged so far (which includes the waiting client's writes).
-    pub(super) fn start_wait(&self, w: WaitStart) {
-        let WaitStart { client, token, req } = w;
+    /// The client's writes are durable: a WAIT asks the log service, in a task, how many
+    /// replicas have applied everything this primary has logged so far (which includes
+    /// them); a SAVE takes its snapshot.
+    pub(super) fn start_wait(&mut self, w: WaitStart) {
+        let WaitStart { client, token, what } = w;
+        let req = match what {
+            Awaited::Replicas(req) => req,
+            Awaited::Snapshot => {
+                if let Err(e) = self.snapshot_now(Some((client, token))) {
+                    for w in self.gate.wait_done(client, token, format!("-{e}\r\n").as_bytes()) {
+                        self.start_wait(w);
+                    }
+                }
+                return;
+            }
+        };
         let (Some(log), Some(tx)) = (self.standing.log(), self.self_tx.upgrade()) else { return };
         let (api, name, me, target) = (log.api.clone(), log.name.clone(), self.node.clone(), log.prev_id);
         tokio::spawn(async move {
             let count = super::wait::count_replicas(api, name, me, target, req).await;
-            let _ = tx.send(ShardMsg::WaitDone { client, token, count });
+            let _ = tx.send(ShardMsg::WaitDone { client, token, reply: format!(":{count}\r\n").into_bytes() });
         });
     }
 

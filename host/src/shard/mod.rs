@@ -34,6 +34,7 @@ mod log_path;
 mod rebuild;
 mod replica;
 mod route;
+mod save;
 mod scrape;
 mod stats;
 mod tracker;
@@ -122,11 +123,15 @@ pub enum ShardMsg {
     Reload {
         generation: u64,
     },
-    /// A WAIT of `client` found `count` replicas.
+    /// A WAIT (or SAVE) of `client` is answered with `reply`.
     WaitDone {
         client: u64,
         token: u64,
-        count: i64,
+        reply: Vec<u8>,
+    },
+    /// The snapshot SAVE/BGSAVE started is published (or failed, and why).
+    Saved {
+        result: Result<(), String>,
     },
     /// A scrape for the node's `/metrics`: the shard's families, as Prometheus text.
     Metrics {
@@ -208,6 +213,7 @@ pub fn spawn(
     me: Identity,
     snapshots: Option<SnapshotStore>,
     host: Arc<HostLimits>,
+    saver: Option<crate::snapshot::schedule::Runner>,
 ) -> (ShardHandle, JoinHandle<()>) {
     let (tx, rx) = unbounded_channel();
     let self_tx = tx.downgrade();
@@ -257,6 +263,7 @@ pub fn spawn(
             resign: false,
             held: VecDeque::new(),
             events: stats::HostEvents::default(),
+            saves: save::Saves::new(saver),
         };
         if s.cluster.is_some()
             && let Some((api, name)) = s.source.clone()
@@ -378,4 +385,6 @@ struct Shard {
     held: VecDeque<ShardMsg>,
     /// Latency events of the host for the engine's monitor, and the last append's time.
     events: stats::HostEvents,
+    /// SAVE and BGSAVE: how to take a snapshot, and the one being taken.
+    saves: save::Saves,
 }

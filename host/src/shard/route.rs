@@ -6,7 +6,7 @@
 use memoria_core::protocol::batch::{self, BatchReader, OutputReader, WaitRequest};
 
 use super::blocking::Blocking;
-use super::gate::{Gate, WaitStart};
+use super::gate::{Awaited, Gate, WaitStart};
 
 /// What routing leaves to the shard.
 #[derive(Default)]
@@ -20,6 +20,8 @@ pub(super) struct Routed {
     pub dropped: Vec<u64>,
     /// WAITs that may count replicas now.
     pub waits: Vec<WaitStart>,
+    /// BGSAVEs: (client, the sequence its reply waits for, its reply, close after it).
+    pub bgsaves: Vec<(u64, u64, Vec<u8>, bool)>,
 }
 
 impl Gate {
@@ -56,7 +58,7 @@ impl Gate {
                     continue;
                 }
                 // Taken with the record they follow (below); never alone.
-                batch::REC_WAIT | batch::REC_FAILOVER => continue,
+                batch::REC_WAIT | batch::REC_FAILOVER | batch::REC_SAVE => continue,
                 _ => {}
             }
             let parked = rec.flags & (batch::OUT_BLOCKED | batch::OUT_DEFERRED) != 0;
@@ -110,14 +112,19 @@ impl Gate {
             } else if rec.kind == batch::REC_COMMAND {
                 let close = rec.flags & batch::OUT_CLOSE != 0;
                 // What the engine asks of the host for this command, in the next record.
-                let request = records.next_if(|r| r.client == rec.client && matches!(r.kind, batch::REC_WAIT | batch::REC_FAILOVER));
+                let request = records.next_if(|r| r.client == rec.client && matches!(r.kind, batch::REC_WAIT | batch::REC_FAILOVER | batch::REC_SAVE));
                 match request {
                     // A WAIT on a primary with a log: answered once replicas are counted.
                     Some(r) if r.kind == batch::REC_WAIT && durable => match WaitRequest::decode(r.reply) {
-                        Some(req) => routed.waits.extend(self.hold_wait(rec.client, req, close)),
+                        Some(req) => routed.waits.extend(self.hold_wait(rec.client, Awaited::Replicas(req), close)),
                         None => self.deliver(rec.client, need, b"-ERR malformed WAIT request from the engine\r\n", close),
                     },
                     Some(r) if r.kind == batch::REC_FAILOVER => routed.failovers.push((rec.client, need, rec.reply.to_vec(), close)),
+                    // SAVE: answered once a snapshot with the caller's writes is published.
+                    Some(r) if r.kind == batch::REC_SAVE && r.reply.first() == Some(&0) => {
+                        routed.waits.extend(self.hold_wait(rec.client, Awaited::Snapshot, close));
+                    }
+                    Some(r) if r.kind == batch::REC_SAVE => routed.bgsaves.push((rec.client, need, rec.reply.to_vec(), close)),
                     _ => self.deliver(rec.client, need, rec.reply, close),
                 }
             }

@@ -167,6 +167,11 @@ impl Runner {
     }
 }
 
+/// Takes one snapshot of `log` now with `runner` (SAVE/BGSAVE; the scheduler's own runs).
+pub async fn snapshot_now(runner: &Runner, api: &LogHandle, log: &str, store: &SnapshotStore) -> Result<(), SnapshotError> {
+    run_once(runner, api, log, store).await
+}
+
 async fn run_once(runner: &Runner, api: &LogHandle, log: &str, store: &SnapshotStore) -> Result<(), SnapshotError> {
     match runner {
         Runner::InProcess { factory, opts, warm } => make_warm(factory, api, log, store, opts, &mut *warm.lock().await).await.map(|m| {

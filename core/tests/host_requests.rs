@@ -100,3 +100,16 @@ fn lastsave_is_the_host_s_last_snapshot() {
     assert_eq!(out[0].1, b":1800000000\r\n");
     assert!(String::from_utf8_lossy(&out[1].1).contains("rdb_last_save_time:1800000000\r\n"));
 }
+
+#[test]
+fn shutdown_asks_the_host_to_stop() {
+    let mut e = engine();
+    let out = run(&mut e, &[&["SHUTDOWN", "NOSAVE"], &["SHUTDOWN", "ABORT"], &["SHUTDOWN", "SAVE", "NOSAVE"]]);
+    let kinds: Vec<u8> = out.iter().map(|(k, _)| *k).collect();
+    assert_eq!(kinds, [batch::REC_COMMAND, batch::REC_SHUTDOWN, batch::REC_COMMAND, batch::REC_COMMAND]);
+    // The reply if the host cannot stop; a stopping host closes the connection instead.
+    assert_eq!(out[0].1, b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n");
+    assert_eq!(out[2].1, b"-ERR No shutdown in progress.\r\n");
+    assert_eq!(out[3].1, b"-ERR syntax error\r\n");
+    assert!(batch::is_extra(batch::REC_SHUTDOWN));
+}

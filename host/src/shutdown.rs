@@ -27,9 +27,29 @@ impl Requested {
     }
 }
 
+/// Whether the signal thread runs in this process (then SHUTDOWN can stop it).
+static WATCHING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// SHUTDOWN: asks this process for the orderly shutdown SIGTERM starts (by sending it
+/// the signal). False where no signal thread runs (a node embedded in another program,
+/// as the tests' are): nothing would stop it.
+pub fn request() -> bool {
+    if !WATCHING.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: kill with our own pid only sends a signal.
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) == 0 }
+    }
+    #[cfg(not(unix))]
+    false
+}
+
 /// Starts the signal thread. Call it before anything else spawns threads.
 pub fn watch_signals(grace: Duration) -> std::io::Result<Requested> {
     let (tx, rx) = watch::channel(false);
+    WATCHING.store(true, std::sync::atomic::Ordering::Relaxed);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     std::thread::Builder::new().name("signals".into()).spawn(move || rt.block_on(signals(tx, grace)))?;
     Ok(Requested(rx))

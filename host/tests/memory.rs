@@ -69,7 +69,7 @@ fn usage_is_close_to_what_deleting_the_key_frees() {
 
 #[test]
 fn replies_that_mean_the_same_as_in_redis() {
-    same_as_redis("MEMORY, DEBUG, SAVE", |port| {
+    same_as_redis("MEMORY, DEBUG, SAVE, SHUTDOWN", |port| {
         let mut c = Raw::connect(port);
         let mut seen = Vec::new();
         for cmd in [
@@ -96,6 +96,14 @@ fn replies_that_mean_the_same_as_in_redis() {
             &["DISCARD"],
             &["BGSAVE", "x"],
             &["BGSAVE", "a", "b"],
+            // SHUTDOWN's forms that do not stop a server.
+            &["SHUTDOWN", "ABORT"],
+            &["SHUTDOWN", "NOSAVE", "SAVE"],
+            &["SHUTDOWN", "foo"],
+            &["SHUTDOWN", "ABORT", "NOW"],
+            &["MULTI"],
+            &["SHUTDOWN"],
+            &["DISCARD"],
         ] {
             seen.push(format!("{cmd:?} -> {}", text(&c.cmd(cmd))));
         }

@@ -59,3 +59,32 @@ fn sigterm_stops_a_node_whose_shard_is_busy() {
     assert!(!status.success(), "a forced stop exits with an error status");
     assert!(err.contains("shutdown did not finish within 1000 ms; exiting now"), "stderr: {err}");
 }
+
+#[test]
+fn the_shutdown_command_stops_the_node() {
+    let port = common::free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_memoria"))
+        .args(["up", "--in-memory", "--bind", "127.0.0.1", "--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("memoria binary");
+    common::wait_listening(port);
+    let mut c = Raw::connect(port);
+    // What does not stop it (the replies are redis-server's: host/tests/memory.rs).
+    assert_eq!(c.cmd(&["SHUTDOWN", "ABORT"]), b"-ERR No shutdown in progress.\r\n");
+    assert_eq!(c.cmd(&["SHUTDOWN", "NOSAVE", "SAVE"]), b"-ERR syntax error\r\n");
+    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
+    // SHUTDOWN: no reply, the connection closes, the process exits cleanly.
+    c.send(&["SHUTDOWN", "NOSAVE"]);
+    assert!(c.closed(), "SHUTDOWN answered instead of closing");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the node did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+}

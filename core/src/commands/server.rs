@@ -179,6 +179,36 @@ pub fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     ctx.host = Some(HostRequest::Save { background: true });
 }
 
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the node stops as on SIGTERM (every
+/// write acknowledged is already in the log, so SAVE/NOSAVE change nothing). The reply
+/// here is Redis's for a shutdown that could not happen: the host closes the connection
+/// without it when it stops.
+pub fn shutdown(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let (mut save, mut nosave, mut other, mut abort) = (false, false, false, false);
+    for a in &argv[1..] {
+        if eq_ic(a, b"nosave") {
+            nosave = true;
+        } else if eq_ic(a, b"save") {
+            save = true;
+        } else if eq_ic(a, b"now") || eq_ic(a, b"force") {
+            other = true;
+        } else if eq_ic(a, b"abort") {
+            abort = true;
+        } else {
+            return ctx.err("ERR syntax error");
+        }
+    }
+    if (abort && (save || nosave || other)) || (save && nosave) {
+        return ctx.err("ERR syntax error");
+    }
+    if abort {
+        // A shutdown here is immediate: there is never one in progress to abort.
+        return ctx.err("ERR No shutdown in progress.");
+    }
+    ctx.err("ERR Errors trying to SHUTDOWN. Check logs.");
+    ctx.host = Some(HostRequest::Shutdown);
+}
+
 pub fn time(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let us = ctx.st.now_us;
     ctx.reply.array(2);

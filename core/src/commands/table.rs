@@ -518,6 +518,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         cluster::readonly
     ),
     cmd!("asking", 1, FAST | KEEPS_ASKING, NK, "cluster", "3.0.0", "Signals that a cluster client is following an -ASK redirect.", cluster::asking),
+    cmd!(
+        "shutdown",
+        -1,
+        ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY,
+        NK,
+        "server",
+        "1.0.0",
+        "Synchronously saves the database(s) to disk and shuts down the Redis server.",
+        server::shutdown
+    ),
     cmd!("save", 1, ADMIN | NOSCRIPT | NO_MULTI, NK, "server", "1.0.0", "Synchronously saves the database(s) to disk.", server::save),
     cmd!("bgsave", -1, ADMIN | NOSCRIPT, NK, "server", "1.0.0", "Asynchronously saves the database(s) to disk.", server::bgsave),
     cmd!("lastsave", 1, LOADING | STALE | FAST, NK, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),

@@ -87,6 +87,10 @@ pub const REC_KILL: u8 = 14;
 /// snapshot is published, or answers the error), 1 for BGSAVE (the reply goes out at once
 /// unless one is already being taken).
 pub const REC_SAVE: u8 = 15;
+/// Output only, an extra record right after SHUTDOWN's own: stop this node (an orderly
+/// shutdown, as on SIGTERM). The host closes the client's connection without a reply, or
+/// answers the command's own reply (an error) when it cannot stop.
+pub const REC_SHUTDOWN: u8 = 16;
 /// REC_SUSPENDED's flag: the script has run past `busy-reply-threshold`.
 pub const SUSPENDED_BUSY: u8 = 1;
 
@@ -135,7 +139,7 @@ pub fn encode_script_at(start: usize, end: usize) -> [u8; 8] {
 /// Whether an output record of this kind is an extra one (it answers no input record and
 /// belongs to the record before it, or to `apply`).
 pub fn is_extra(kind: u8) -> bool {
-    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER | REC_SAVE)
+    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER | REC_SAVE | REC_SHUTDOWN)
 }
 
 /// What a REC_WAIT record asks of the host.
@@ -169,6 +173,7 @@ pub enum HostRequest {
     Save {
         background: bool,
     },
+    Shutdown,
 }
 
 /// The client asked to be disconnected after this reply (QUIT).

@@ -273,6 +273,16 @@ impl Shard {
         for w in routed.waits {
             self.start_wait(w);
         }
+        for (client, need, reply) in routed.shutdowns {
+            // The process stops as on SIGTERM (appends in flight land first); the client
+            // gets no reply, as from Redis.
+            if crate::shutdown::request() {
+                tracing::warn!(shard = self.id, client, "SHUTDOWN: stopping the node");
+                self.gate.deliver(client, need, b"", true);
+            } else {
+                self.gate.deliver(client, need, &reply, false);
+            }
+        }
         for (client, need, reply, close) in routed.bgsaves {
             match self.snapshot_now(None) {
                 Ok(()) => self.gate.deliver(client, need, &reply, close),

@@ -22,6 +22,9 @@ pub(super) struct Routed {
     pub waits: Vec<WaitStart>,
     /// BGSAVEs: (client, the sequence its reply waits for, its reply, close after it).
     pub bgsaves: Vec<(u64, u64, Vec<u8>, bool)>,
+    /// SHUTDOWNs: (client, the sequence its reply waits for, its reply if the node
+    /// cannot stop).
+    pub shutdowns: Vec<(u64, u64, Vec<u8>)>,
 }
 
 impl Gate {
@@ -58,7 +61,7 @@ impl Gate {
                     continue;
                 }
                 // Taken with the record they follow (below); never alone.
-                batch::REC_WAIT | batch::REC_FAILOVER | batch::REC_SAVE => continue,
+                batch::REC_WAIT | batch::REC_FAILOVER | batch::REC_SAVE | batch::REC_SHUTDOWN => continue,
                 _ => {}
             }
             let parked = rec.flags & (batch::OUT_BLOCKED | batch::OUT_DEFERRED) != 0;
@@ -112,7 +115,8 @@ impl Gate {
             } else if rec.kind == batch::REC_COMMAND {
                 let close = rec.flags & batch::OUT_CLOSE != 0;
                 // What the engine asks of the host for this command, in the next record.
-                let request = records.next_if(|r| r.client == rec.client && matches!(r.kind, batch::REC_WAIT | batch::REC_FAILOVER | batch::REC_SAVE));
+                let request = records
+                    .next_if(|r| r.client == rec.client && matches!(r.kind, batch::REC_WAIT | batch::REC_FAILOVER | batch::REC_SAVE | batch::REC_SHUTDOWN));
                 match request {
                     // A WAIT on a primary with a log: answered once replicas are counted.
                     Some(r) if r.kind == batch::REC_WAIT && durable => match WaitRequest::decode(r.reply) {
@@ -125,6 +129,7 @@ impl Gate {
                         routed.waits.extend(self.hold_wait(rec.client, Awaited::Snapshot, close));
                     }
                     Some(r) if r.kind == batch::REC_SAVE => routed.bgsaves.push((rec.client, need, rec.reply.to_vec(), close)),
+                    Some(r) if r.kind == batch::REC_SHUTDOWN => routed.shutdowns.push((rec.client, need, rec.reply.to_vec())),
                     _ => self.deliver(rec.client, need, rec.reply, close),
                 }
             }

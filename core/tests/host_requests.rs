@@ -79,6 +79,7 @@ fn save_and_bgsave_ask_the_host_for_a_snapshot() {
     );
     assert_eq!((out[0].1.as_slice(), out[1].1.as_slice()), (&b"+OK\r\n"[..], &[0u8][..]), "SAVE: +OK, held by the host");
     assert_eq!((out[2].1.as_slice(), out[3].1.as_slice()), (&b"+Background saving started\r\n"[..], &[1u8][..]));
+    assert_eq!(out[5].1, [2u8], "BGSAVE SCHEDULE");
     assert_eq!(out[6].1, b"-ERR syntax error\r\n");
     assert_eq!(out[7].1, b"-ERR wrong number of arguments for 'save' command\r\n");
     assert!(batch::is_extra(batch::REC_SAVE));

@@ -74,13 +74,16 @@ fn save_and_bgsave_publish_snapshots() {
     // BGSAVE answers at once and publishes in the background.
     assert_eq!(c.cmd(&["SET", "k", "w"]), b"+OK\r\n");
     assert_eq!(c.cmd(&["BGSAVE"]), b"+Background saving started\r\n");
+    // While it runs (a child process: far longer than a round trip): another BGSAVE is
+    // refused, a BGSAVE SCHEDULE runs after it.
+    assert_eq!(c.cmd(&["BGSAVE"]), b"-ERR Background save already in progress\r\n");
+    assert_eq!(c.cmd(&["BGSAVE", "SCHEDULE"]), b"+Background saving scheduled\r\n");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while persistence(&mut c, "rdb_saves") != "2" {
-        assert!(Instant::now() < deadline, "BGSAVE never finished");
+    while persistence(&mut c, "rdb_saves") != "3" || persistence(&mut c, "rdb_bgsave_in_progress") != "0" {
+        assert!(Instant::now() < deadline, "BGSAVE and the scheduled one never finished");
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(persistence(&mut c, "rdb_bgsave_in_progress"), "0");
-    assert_eq!(manifests(&data.join("snapshots")), 2);
+    assert!(manifests(&data.join("snapshots")) >= 2, "published snapshots (one may be up to date already)");
 }
 
 #[test]

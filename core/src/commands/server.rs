@@ -163,7 +163,7 @@ pub fn failover(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// snapshot is what nodes start from). The +OK is held until it is published.
 pub fn save(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     ctx.reply.ok();
-    ctx.host = Some(HostRequest::Save { background: false });
+    ctx.host = Some(HostRequest::Save { background: false, schedule: false });
 }
 
 /// BGSAVE [SCHEDULE]: the same, answered at once.
@@ -176,7 +176,7 @@ pub fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.err("ERR BGSAVE inside MULTI is not supported: send it on its own");
     }
     ctx.reply.simple(b"Background saving started");
-    ctx.host = Some(HostRequest::Save { background: true });
+    ctx.host = Some(HostRequest::Save { background: true, schedule: argv.len() == 2 });
 }
 
 /// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the node stops as on SIGTERM (every

@@ -525,7 +525,7 @@ impl Engine {
         match host {
             Some(batch::HostRequest::Wait(w)) => batch::write_out(out, batch::REC_WAIT, id, 0, &w.encode(), b""),
             Some(batch::HostRequest::Failover) => batch::write_out(out, batch::REC_FAILOVER, id, 0, b"", b""),
-            Some(batch::HostRequest::Save { background }) => batch::write_out(out, batch::REC_SAVE, id, 0, &[background as u8], b""),
+            Some(batch::HostRequest::Save { background, schedule }) => batch::write_out(out, batch::REC_SAVE, id, 0, &[background as u8 + schedule as u8], b""),
             Some(batch::HostRequest::Shutdown) => batch::write_out(out, batch::REC_SHUTDOWN, id, 0, b"", b""),
             None => {}
         }

@@ -85,7 +85,7 @@ pub const REC_KILL: u8 = 14;
 /// Output only, an extra record right after SAVE's or BGSAVE's own: take a snapshot of
 /// the shard now. Payload `background u8`: 0 for SAVE (the host holds its +OK until the
 /// snapshot is published, or answers the error), 1 for BGSAVE (the reply goes out at once
-/// unless one is already being taken).
+/// unless one is already being taken), 2 for BGSAVE SCHEDULE (then taken after it).
 pub const REC_SAVE: u8 = 15;
 /// Output only, an extra record right after SHUTDOWN's own: stop this node (an orderly
 /// shutdown, as on SIGTERM). The host closes the client's connection without a reply, or
@@ -169,9 +169,10 @@ impl WaitRequest {
 pub enum HostRequest {
     Wait(WaitRequest),
     Failover,
-    /// SAVE (false) or BGSAVE (true).
+    /// SAVE (false) or BGSAVE (true), BGSAVE SCHEDULE (`schedule`).
     Save {
         background: bool,
+        schedule: bool,
     },
     Shutdown,
 }

@@ -283,9 +283,11 @@ impl Shard {
                 self.gate.deliver(client, need, &reply, false);
             }
         }
-        for (client, need, reply, close) in routed.bgsaves {
+        for (client, need, reply, close, schedule) in routed.bgsaves {
             match self.snapshot_now(None) {
                 Ok(()) => self.gate.deliver(client, need, &reply, close),
+                // BGSAVE SCHEDULE while one runs: another follows it, as in Redis.
+                Err(_) if schedule && self.saves.schedule() => self.gate.deliver(client, need, b"+Background saving scheduled\r\n", close),
                 Err(e) => self.gate.deliver(client, need, format!("-{e}\r\n").as_bytes(), close),
             }
         }

@@ -20,8 +20,9 @@ pub(super) struct Routed {
     pub dropped: Vec<u64>,
     /// WAITs that may count replicas now.
     pub waits: Vec<WaitStart>,
-    /// BGSAVEs: (client, the sequence its reply waits for, its reply, close after it).
-    pub bgsaves: Vec<(u64, u64, Vec<u8>, bool)>,
+    /// BGSAVEs: (client, the sequence its reply waits for, its reply, close after it,
+    /// SCHEDULE).
+    pub bgsaves: Vec<(u64, u64, Vec<u8>, bool, bool)>,
     /// SHUTDOWNs: (client, the sequence its reply waits for, its reply if the node
     /// cannot stop).
     pub shutdowns: Vec<(u64, u64, Vec<u8>)>,
@@ -128,7 +129,7 @@ impl Gate {
                     Some(r) if r.kind == batch::REC_SAVE && r.reply.first() == Some(&0) => {
                         routed.waits.extend(self.hold_wait(rec.client, Awaited::Snapshot, close));
                     }
-                    Some(r) if r.kind == batch::REC_SAVE => routed.bgsaves.push((rec.client, need, rec.reply.to_vec(), close)),
+                    Some(r) if r.kind == batch::REC_SAVE => routed.bgsaves.push((rec.client, need, rec.reply.to_vec(), close, r.reply.first() == Some(&2))),
                     Some(r) if r.kind == batch::REC_SHUTDOWN => routed.shutdowns.push((rec.client, need, rec.reply.to_vec())),
                     _ => self.deliver(rec.client, need, rec.reply, close),
                 }

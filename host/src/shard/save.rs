@@ -14,6 +14,8 @@ pub(super) struct Saves {
     runner: Option<Runner>,
     /// The one under way: since when, and the SAVEs waiting for it (client, token).
     running: Option<(Instant, Vec<(u64, u64)>)>,
+    /// A BGSAVE SCHEDULE came while one ran: another is taken once it ends.
+    scheduled: bool,
     /// Unix seconds of the last published snapshot (or of the start), how long the last
     /// one took, whether it succeeded, how many succeeded.
     last_time: i64,
@@ -24,7 +26,13 @@ pub(super) struct Saves {
 
 impl Saves {
     pub(super) fn new(runner: Option<Runner>) -> Saves {
-        Saves { runner, running: None, last_time: unix_secs(), last_secs: None, last_ok: true, count: 0 }
+        Saves { runner, running: None, scheduled: false, last_time: unix_secs(), last_secs: None, last_ok: true, count: 0 }
+    }
+
+    /// BGSAVE SCHEDULE: true when one is under way and another will follow it.
+    pub(super) fn schedule(&mut self) -> bool {
+        self.scheduled = self.running.is_some();
+        self.scheduled
     }
 
     /// INFO persistence's lines for them, as Redis names its RDB saves'.
@@ -93,5 +101,10 @@ impl Shard {
             }
         }
         self.flush();
+        if std::mem::take(&mut self.saves.scheduled)
+            && let Err(e) = self.snapshot_now(None)
+        {
+            tracing::warn!(shard = self.id, error = %e, "the scheduled BGSAVE could not start");
+        }
     }
 }

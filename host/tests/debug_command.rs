@@ -4,30 +4,10 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-
 use common::Raw;
 
-struct Node(Child);
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn node(setting: &str) -> (Node, u16) {
-    let port = common::free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
-        .args(["up", "--in-memory", "--bind", "127.0.0.1", "--port", &port.to_string(), "--enable-debug-command", setting])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("memoria binary");
-    let n = Node(child);
-    common::wait_listening(port);
-    (n, port)
+fn node(setting: &str) -> (common::UpProcess, u16) {
+    common::memoria_up(&["--in-memory", "--enable-debug-command", setting])
 }
 
 #[test]

@@ -5,33 +5,9 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::Raw;
-
-struct Node(Child);
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn node(args: &[&str]) -> (Node, u16) {
-    let port = common::free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
-        .args(["up", "--bind", "127.0.0.1", "--port", &port.to_string()])
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("memoria binary");
-    let n = Node(child);
-    common::wait_listening(port);
-    (n, port)
-}
 
 fn persistence(c: &mut Raw, field: &str) -> String {
     let info = String::from_utf8(c.cmd(&["INFO", "persistence"])).unwrap();
@@ -59,7 +35,7 @@ fn manifests(dir: &std::path::Path) -> usize {
 fn save_and_bgsave_publish_snapshots() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let (_n, port) = node(&["--single-process", "--no-snapshots", "--no-console", "--data-dir", data.to_str().unwrap()]);
+    let (_n, port) = common::memoria_up(&["--single-process", "--no-snapshots", "--no-console", "--data-dir", data.to_str().unwrap()]);
     let mut c = Raw::connect(port);
     assert_eq!(c.cmd(&["SET", "k", "v"]), b"+OK\r\n");
     assert_eq!(persistence(&mut c, "rdb_saves"), "0");
@@ -88,7 +64,7 @@ fn save_and_bgsave_publish_snapshots() {
 
 #[test]
 fn a_node_without_a_log_refuses_them() {
-    let (_n, port) = node(&["--in-memory"]);
+    let (_n, port) = common::memoria_up(&["--in-memory"]);
     let mut c = Raw::connect(port);
     for cmd in ["SAVE", "BGSAVE"] {
         let r = String::from_utf8(c.cmd(&[cmd])).unwrap();

@@ -393,3 +393,28 @@ pub fn spawn_writers(port: u16, writers: usize, each: usize) -> Vec<std::thread:
         })
         .collect()
 }
+
+/// A `memoria up` process on a free loopback port, killed when dropped.
+pub struct UpProcess(pub Child);
+
+impl Drop for UpProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `memoria up --bind 127.0.0.1 --port <free> <args>` and waits for its port.
+pub fn memoria_up(args: &[&str]) -> (UpProcess, u16) {
+    let port = free_port();
+    let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
+        .args(["up", "--bind", "127.0.0.1", "--port", &port.to_string()])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("memoria binary");
+    let up = UpProcess(child);
+    wait_listening(port);
+    (up, port)
+}

@@ -20,7 +20,7 @@ pub fn debug(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         // Memoria's digest of the data set (32 hex digits: not Redis's 40), the same on
         // every node that holds the same data.
         2 if is("digest") => {
-            let hex: String = crate::engine::snapshot::state_digest(ctx.st).iter().map(|b| format!("{b:02x}")).collect();
+            let hex: String = crate::server::digest::state_digest(ctx.st).iter().map(|b| format!("{b:02x}")).collect();
             ctx.reply.simple(hex.as_bytes());
         }
         3 if is("object") => object(ctx, argv[2]),

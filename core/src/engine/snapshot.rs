@@ -10,10 +10,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::engine::Engine;
-use crate::keyspace::object::{NO_EXPIRE, Value};
+use crate::keyspace::object::NO_EXPIRE;
 use crate::keyspace::record::{Cur, decode_key_record, encode_value_with_key, put_bytes};
-use crate::server::state::{NUM_DBS, State};
-use xxhash_rust::xxh3::xxh3_128;
+use crate::server::state::NUM_DBS;
 
 pub struct DumpChunk {
     pub data: Vec<u8>,
@@ -26,25 +25,13 @@ pub struct DumpChunk {
 /// chunk: an effect command that recreates it (no database has this number).
 const STATE_RECORD: u8 = 0xFF;
 
-/// Logged state other than keys, as effect commands: the ACL users, then every function
-/// library as `FUNCTION LOAD REPLACE <code>`.
-fn state_commands(st: &crate::server::state::State) -> Vec<Vec<u8>> {
-    let mut out = crate::server::acl::enforce::dump_users(&st.acl);
-    for lib in st.functions.libraries.values() {
-        let mut cmd = Vec::new();
-        crate::protocol::resp::encode_command(&mut cmd, &[&b"FUNCTION"[..], b"LOAD", b"REPLACE", &lib.code]);
-        out.push(cmd);
-    }
-    out
-}
-
 impl Engine {
     /// Writes whole buckets from (db, cursor) until `max_bytes` is reached. The data set
     /// must not change between calls (the snapshot process owns its engine).
     pub fn dump(&self, mut db: u32, mut cursor: u64, max_bytes: usize) -> DumpChunk {
         let mut data = Vec::new();
         if db == 0 && cursor == 0 {
-            for u in state_commands(&self.st) {
+            for u in crate::server::digest::state_commands(&self.st) {
                 data.push(STATE_RECORD);
                 put_bytes(&mut data, &u);
             }
@@ -109,69 +96,6 @@ impl Engine {
     /// where a hash's fields are themselves summed, so iteration order never matters and
     /// string encodings (int/embstr/raw) do not either.
     pub fn digest(&self) -> [u8; 16] {
-        state_digest(&self.st)
+        crate::server::digest::state_digest(&self.st)
     }
-}
-
-/// [`Engine::digest`] of a state (DEBUG DIGEST reads it from a command).
-pub fn state_digest(st: &State) -> [u8; 16] {
-    let mut total: u128 = 0;
-    // Users and libraries set through the log count too (none: the data alone).
-    for u in state_commands(st) {
-        total = total.wrapping_add(xxh3_128(&u));
-    }
-    for (db, d) in st.dbs.iter().enumerate() {
-        for (k, e) in d.keys.iter() {
-            let mut rec = Vec::with_capacity(k.len() + 32);
-            rec.push(db as u8);
-            put_bytes(&mut rec, k);
-            rec.extend_from_slice(&e.expire_at.to_le_bytes());
-            rec.push(e.val.kind().code());
-            match &e.val {
-                Value::Hash(h) => {
-                    let mut sum: u128 = 0;
-                    h.for_each(|f, v| {
-                        let mut p = Vec::with_capacity(f.len() + v.len() + 8);
-                        put_bytes(&mut p, f);
-                        put_bytes(&mut p, v);
-                        sum = sum.wrapping_add(xxh3_128(&p));
-                    });
-                    rec.extend_from_slice(&sum.to_le_bytes());
-                }
-                Value::Set(s) => {
-                    let mut sum: u128 = 0;
-                    s.for_each(|m| {
-                        let mut p = Vec::with_capacity(m.len() + 4);
-                        put_bytes(&mut p, m);
-                        sum = sum.wrapping_add(xxh3_128(&p));
-                    });
-                    rec.extend_from_slice(&sum.to_le_bytes());
-                }
-                Value::Zset(z) => {
-                    let mut sum: u128 = 0;
-                    z.for_each(|m, s| {
-                        let mut p = Vec::with_capacity(m.len() + 12);
-                        put_bytes(&mut p, m);
-                        p.extend_from_slice(&s.to_bits().to_le_bytes());
-                        sum = sum.wrapping_add(xxh3_128(&p));
-                    });
-                    rec.extend_from_slice(&sum.to_le_bytes());
-                }
-                Value::List(l) => {
-                    // Order matters: a running hash over the elements, head first.
-                    let mut h = xxhash_rust::xxh3::Xxh3::new();
-                    l.for_each(false, |x| {
-                        h.update(&(x.len() as u32).to_le_bytes());
-                        h.update(x);
-                        true
-                    });
-                    rec.extend_from_slice(&h.digest128().to_le_bytes());
-                }
-                Value::Stream(st) => rec.extend_from_slice(&crate::types::stream::digest(st).to_le_bytes()),
-                v => put_bytes(&mut rec, &v.string_bytes().unwrap_or_default()),
-            }
-            total = total.wrapping_add(xxh3_128(&rec));
-        }
-    }
-    total.to_le_bytes()
 }

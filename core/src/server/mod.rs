@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod cmdstats;
 pub mod config;
 pub mod ctx;
+pub mod digest;
 pub mod dispatch;
 pub mod evict;
 pub mod expire;

@@ -49,17 +49,23 @@ fn save_and_bgsave_publish_snapshots() {
     assert_eq!(manifests(&data.join("snapshots")), 1);
     // BGSAVE answers at once and publishes in the background.
     assert_eq!(c.cmd(&["SET", "k", "w"]), b"+OK\r\n");
+    // (What a second BGSAVE or a BGSAVE SCHEDULE gets while one runs is the unit test in
+    // host/src/shard/save.rs: here it would depend on how long the snapshot takes.)
     assert_eq!(c.cmd(&["BGSAVE"]), b"+Background saving started\r\n");
-    // While it runs (a child process: far longer than a round trip): another BGSAVE is
-    // refused, a BGSAVE SCHEDULE runs after it.
-    assert_eq!(c.cmd(&["BGSAVE"]), b"-ERR Background save already in progress\r\n");
-    assert_eq!(c.cmd(&["BGSAVE", "SCHEDULE"]), b"+Background saving scheduled\r\n");
+    wait_saves(&mut c, "2");
+    assert_eq!(manifests(&data.join("snapshots")), 2);
+    // BGSAVE SCHEDULE with nothing under way starts at once, as in Redis.
+    assert_eq!(c.cmd(&["BGSAVE", "SCHEDULE"]), b"+Background saving started\r\n");
+    wait_saves(&mut c, "3");
+}
+
+/// Waits until `rdb_saves` reads `n` with nothing under way.
+fn wait_saves(c: &mut Raw, n: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while persistence(&mut c, "rdb_saves") != "3" || persistence(&mut c, "rdb_bgsave_in_progress") != "0" {
-        assert!(Instant::now() < deadline, "BGSAVE and the scheduled one never finished");
+    while persistence(c, "rdb_saves") != n || persistence(c, "rdb_bgsave_in_progress") != "0" {
+        assert!(Instant::now() < deadline, "BGSAVE never finished");
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(manifests(&data.join("snapshots")) >= 2, "published snapshots (one may be up to date already)");
 }
 
 #[test]

@@ -36,7 +36,7 @@ struct Endpoint {
 
 /// Starts serving `/metrics` for `shards` (shard number, handle); returns its address.
 pub async fn serve(opts: MetricsOptions, shards: Vec<(u16, ShardHandle)>) -> anyhow::Result<SocketAddr> {
-    if opts.token.is_none() && !is_loopback(&opts.bind) {
+    if opts.token.is_none() && !crate::acl::is_loopback_host(&opts.bind) {
         anyhow::bail!("--metrics-port on {} (not loopback) needs --metrics-token: scrapers then send it as a bearer token", opts.bind);
     }
     let listener = tokio::net::TcpListener::bind((opts.bind.as_str(), opts.port))
@@ -54,10 +54,6 @@ pub async fn serve(opts: MetricsOptions, shards: Vec<(u16, ShardHandle)>) -> any
         }
     });
     Ok(addr)
-}
-
-fn is_loopback(bind: &str) -> bool {
-    bind == "localhost" || bind.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 async fn render(State(ep): State<Arc<Endpoint>>, headers: HeaderMap) -> Response {
@@ -142,7 +138,8 @@ mod tests {
 
     #[test]
     fn only_loopback_binds_go_without_a_token() {
-        assert!(is_loopback("127.0.0.1") && is_loopback("::1") && is_loopback("localhost"));
-        assert!(!is_loopback("0.0.0.0") && !is_loopback("10.1.2.3"));
+        use crate::acl::is_loopback_host;
+        assert!(is_loopback_host("127.0.0.1") && is_loopback_host("::1") && is_loopback_host("localhost"));
+        assert!(!is_loopback_host("0.0.0.0") && !is_loopback_host("10.1.2.3"));
     }
 }

@@ -130,9 +130,7 @@ pub fn process_prometheus(out: &mut String) {
     if let Some(rss) = resident_bytes() {
         family(out, "", "memoria_process_resident_memory_bytes", "gauge", "The node process's resident set (used_memory_rss).").sample("", &[], rss);
     }
-    // SAFETY: getrusage writes the struct it is given and nothing else.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0 {
+    if let Some(u) = rusage(libc::RUSAGE_SELF) {
         let secs = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
         let mut f = family(out, "", "memoria_process_cpu_seconds_total", "counter", "CPU time of the node process (used_cpu_user, used_cpu_sys).");
         f.sample("", &[("mode", "user")], secs(u.ru_utime));
@@ -144,14 +142,17 @@ pub fn process_prometheus(out: &mut String) {
 /// and the calling (shard) thread's as Redis's main thread (the engine runs on it).
 fn cpu_lines(t: &mut String) {
     for (who, suffix) in [(libc::RUSAGE_SELF, ""), (libc::RUSAGE_CHILDREN, "_children"), (libc::RUSAGE_THREAD, "_main_thread")] {
-        // SAFETY: getrusage writes the struct it is given and nothing else.
-        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(who, &mut u) } != 0 {
-            continue;
-        }
+        let Some(u) = rusage(who) else { continue };
         let tv = |v: libc::timeval| format!("{}.{:06}", v.tv_sec, v.tv_usec);
         t.push_str(&format!("cpu.used_cpu_sys{suffix}:{}\ncpu.used_cpu_user{suffix}:{}\n", tv(u.ru_stime), tv(u.ru_utime)));
     }
+}
+
+/// getrusage(`who`).
+fn rusage(who: libc::c_int) -> Option<libc::rusage> {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    (unsafe { libc::getrusage(who, &mut u) } == 0).then_some(u)
 }
 
 /// One connection's share of `client_buffers`: it reports its buffers' capacity as it

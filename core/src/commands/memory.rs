@@ -51,11 +51,9 @@ struct Overhead {
     rss: Option<u64>,
 }
 
-/// A figure the host reports (`section.field` lines with the role record).
+/// A byte count the host reports.
 fn host_fact(st: &State, name: &str) -> Option<u64> {
-    let facts = st.server_info.split(|&b| b == b'\n').filter_map(|l| core::str::from_utf8(l).ok()?.split_once(':'));
-    let role = st.role_info.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-    facts.chain(role).find(|(k, _)| *k == name).and_then(|(_, v)| v.trim().parse().ok())
+    st.host_fact(name).and_then(|v| v.trim().parse().ok())
 }
 
 /// The bytes the engine's linear memory spans (the allocator's resident set).

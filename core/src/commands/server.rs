@@ -232,7 +232,7 @@ pub fn monitor(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
 
 /// The last snapshot SAVE or BGSAVE published (the host reports it), else the start.
 pub fn lastsave(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
-    let host = ctx.st.role_info.iter().find(|(k, _)| k == "persistence.rdb_last_save_time").and_then(|(_, v)| v.parse::<i64>().ok());
+    let host = ctx.st.host_fact("persistence.rdb_last_save_time").and_then(|v| v.parse::<i64>().ok());
     ctx.reply.int(host.unwrap_or(ctx.st.lastsave));
 }
 
@@ -447,12 +447,7 @@ fn filed_elsewhere(key: &[u8]) -> bool {
 /// facts and its role record) as INFO lines; the byte counts `total_system_memory` and
 /// `used_memory_rss` get their `_human` lines too.
 fn host_filed(st: &crate::server::state::State, section: &str, s: &mut String) {
-    let facts = st.server_info.split(|&b| b == b'\n').filter_map(|l| {
-        let l = core::str::from_utf8(l).ok()?;
-        l.split_once(':')
-    });
-    let role = st.role_info.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-    for (k, v) in facts.chain(role) {
+    for (k, v) in st.host_facts() {
         let Some(field) = k.strip_prefix(section).and_then(|f| f.strip_prefix('.')) else { continue };
         s.push_str(&format!("{field}:{v}\r\n"));
         if (field == "total_system_memory" || field == "used_memory_rss")

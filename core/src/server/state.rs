@@ -365,6 +365,18 @@ impl State {
         (self.memory_probe)()
     }
 
+    /// What the host reports, as `name:value` pairs: its static facts (REC_SERVER_INFO),
+    /// then its role record's lines (`section.field` ones are filed under INFO sections).
+    pub fn host_facts(&self) -> impl Iterator<Item = (&str, &str)> {
+        let facts = self.server_info.split(|&b| b == b'\n').filter_map(|l| core::str::from_utf8(l).ok()?.split_once(':'));
+        facts.chain(self.role_info.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+
+    /// The host's value for `name` (see [`State::host_facts`]).
+    pub fn host_fact(&self, name: &str) -> Option<&str> {
+        self.host_facts().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+
     /// A latency event the host measured (`ms` as text), kept by the monitor as the
     /// engine's own are: at or above `latency-monitor-threshold`. Unknown events are
     /// ignored (the monitor's names are static).

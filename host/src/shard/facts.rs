@@ -107,8 +107,7 @@ impl Shard {
     /// log, what waits for it), and the host's latency events since the last report.
     fn memoria_lines(&mut self, t: &mut String) {
         use std::fmt::Write;
-        let role = if self.standing.is_replica() { "replica" } else { "primary" };
-        let _ = writeln!(t, "memoria.role:{role}");
+        let _ = writeln!(t, "memoria.role:{}", self.role_name());
         match &self.standing {
             Standing::Replica(r) => {
                 let _ = write!(t, "memoria.log_offset:{}\nmemoria.log_tail:{}\nmemoria.lag_entries:{}\n", r.applied, r.tail, r.tail.saturating_sub(r.applied));
@@ -118,10 +117,8 @@ impl Shard {
             }
             Standing::Primary(None) => t.push_str("memoria.log:none\n"),
         }
-        if let Some(el) = &self.election
-            && !self.standing.is_replica()
-        {
-            let _ = writeln!(t, "memoria.lease_remaining_ms:{}", el.m.lease_expiry().map_or(0, |at| at.saturating_sub(el.now())));
+        if let Some(ms) = self.lease_left_ms() {
+            let _ = writeln!(t, "memoria.lease_remaining_ms:{ms}");
         }
         let _ = write!(
             t,
@@ -133,6 +130,17 @@ impl Shard {
         );
         self.events.take_lines(t);
         self.saves.lines(t);
+    }
+
+    /// This node's role in its shard, as INFO memoria and /metrics name it.
+    pub(super) fn role_name(&self) -> &'static str {
+        if self.standing.is_replica() { "replica" } else { "primary" }
+    }
+
+    /// Time left on this primary's lease, in ms (None: no election, or a replica).
+    pub(super) fn lease_left_ms(&self) -> Option<u64> {
+        let el = self.election.as_ref().filter(|_| !self.standing.is_replica())?;
+        Some(el.m.lease_expiry().map_or(0, |at| at.saturating_sub(el.now())))
     }
 
     /// The node's role and log offset, as REC_ROLE text.

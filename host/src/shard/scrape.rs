@@ -34,8 +34,7 @@ impl Shard {
     }
 
     fn role_families(&self, labels: &str, out: &mut String) {
-        let role = if self.standing.is_replica() { "replica" } else { "primary" };
-        family(out, labels, "memoria_role", "gauge", "1 for this node's role in its shard.").sample("", &[("role", role)], 1);
+        family(out, labels, "memoria_role", "gauge", "1 for this node's role in its shard.").sample("", &[("role", self.role_name())], 1);
         let (offset, lag) = match &self.standing {
             Standing::Replica(r) => (r.applied, Some((r.tail.saturating_sub(r.applied), r.stopped.is_none()))),
             Standing::Primary(Some(l)) => (l.prev_id, None),
@@ -61,10 +60,7 @@ impl Shard {
         if let Some(l) = self.standing.log() {
             family(out, labels, "memoria_epoch", "gauge", "This primary's leadership epoch.").sample("", &[], l.epoch);
         }
-        if let Some(el) = &self.election
-            && !self.standing.is_replica()
-        {
-            let left_ms = el.m.lease_expiry().map_or(0, |at| at.saturating_sub(el.now()));
+        if let Some(left_ms) = self.lease_left_ms() {
             family(out, labels, "memoria_lease_remaining_seconds", "gauge", "Time left on this primary's lease (it renews every third of it).").sample(
                 "",
                 &[],

@@ -16,7 +16,7 @@ mod common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Memoria, Raw, RedisServer, blocked_clients};
@@ -40,29 +40,12 @@ fn show(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The memoria binary as a child process (its memory is measured from outside).
-struct Child_(Child);
-
-impl Drop for Child_ {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `memoria up --in-memory` on a free loopback port with `extra` flags.
-fn spawn_memoria(extra: &[&str]) -> (Child_, u16) {
-    let port = common::free_port();
-    let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
-        .args(["up", "--in-memory", "--bind", "127.0.0.1", "--port", &port.to_string()])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("memoria binary");
-    let child = Child_(child);
-    common::wait_listening(port);
-    (child, port)
+/// `memoria up --in-memory` on a free loopback port with `extra` flags (its memory is
+/// measured from outside).
+fn spawn_memoria(extra: &[&str]) -> (common::UpProcess, u16) {
+    let mut args = vec!["--in-memory"];
+    args.extend_from_slice(extra);
+    common::memoria_up(&args)
 }
 
 /// Peak and current resident set of `pid`, in bytes (VmHWM, VmRSS).

@@ -304,11 +304,16 @@ impl Run {
             if !batch::is_extra(rec.kind) {
                 answers += 1;
             }
-            if rec.kind == batch::REC_WAIT || rec.kind == batch::REC_FAILOVER {
-                // Not a reply: what the host must do for the command before it.
-                assert!(rec.kind == batch::REC_FAILOVER || batch::WaitRequest::decode(rec.reply).is_some(), "malformed REC_WAIT");
-                assert!(rec.kind == batch::REC_WAIT || rec.reply.is_empty(), "payload on REC_FAILOVER");
-                assert!(rec.effects.is_empty(), "effects on a host request record");
+            // Not replies: what the host must do for the command before it.
+            let payload_ok = match rec.kind {
+                batch::REC_WAIT => Some(batch::WaitRequest::decode(rec.reply).is_some()),
+                batch::REC_SAVE => Some(matches!(rec.reply, [0..=2])),
+                batch::REC_FAILOVER | batch::REC_SHUTDOWN | batch::REC_KILL => Some(rec.reply.is_empty()),
+                _ => None,
+            };
+            if let Some(ok) = payload_ok {
+                assert!(ok, "malformed host request record (kind {}): {:?}", rec.kind, rec.reply);
+                assert!(rec.effects.is_empty() && rec.flags == 0, "effects or flags on a host request record");
                 continue;
             }
             if rec.kind == batch::REC_CONFIG {

@@ -91,6 +91,9 @@ pub const REC_SAVE: u8 = 15;
 /// shutdown, as on SIGTERM). The host closes the client's connection without a reply, or
 /// answers the command's own reply (an error) when it cannot stop.
 pub const REC_SHUTDOWN: u8 = 16;
+/// The bytes of an input record before its payload (kind, client, len).
+pub const INPUT_HEADER: usize = 13;
+
 /// REC_SUSPENDED's flag: the script has run past `busy-reply-threshold`.
 pub const SUSPENDED_BUSY: u8 = 1;
 
@@ -139,7 +142,7 @@ pub fn encode_script_at(start: usize, end: usize) -> [u8; 8] {
 /// Whether an output record of this kind is an extra one (it answers no input record and
 /// belongs to the record before it, or to `apply`).
 pub fn is_extra(kind: u8) -> bool {
-    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER | REC_SAVE | REC_SHUTDOWN)
+    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER | REC_KILL | REC_SAVE | REC_SHUTDOWN)
 }
 
 /// What a REC_WAIT record asks of the host.
@@ -231,7 +234,7 @@ impl BatchWriter {
     }
     pub fn end(&mut self) {
         let o = self.open;
-        let payload = (self.buf.len() - o - 13) as u32;
+        let payload = (self.buf.len() - o - INPUT_HEADER) as u32;
         self.buf[o + 9..o + 13].copy_from_slice(&payload.to_le_bytes());
         self.records += 1;
     }

@@ -16,6 +16,7 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc::unbounded_channel;
 
 use crate::limits::{self, ConnLimits, HostLimits};
+use crate::poison::Poison;
 use crate::shard::{ReplyMsg, ShardHandle, ShardMsg};
 
 static NEXT_CLIENT_ID: AtomicU64 = AtomicU64::new(1);
@@ -39,6 +40,17 @@ enum Framed {
     Quit,
     /// A protocol error: reply with it after the earlier replies, then close.
     Error(String),
+    /// A command the watchdog interrupted before (`poison.rs`), dropped: reply with this
+    /// error after the earlier replies, then frame what follows it.
+    Refused(String),
+}
+
+/// An error the connection itself answers once the replies before it are out.
+struct Interject {
+    /// The error line without its `-` and CRLF.
+    line: String,
+    /// Close the connection after it (a protocol error), or go on framing (a refusal).
+    close: bool,
 }
 
 /// Whether the client must authenticate, as the shard last said. Nothing is framed before
@@ -68,7 +80,9 @@ const UNAUTHENTICATED_OUTPUT_LIMIT: usize = 1024;
 
 /// Frames up to `max` complete commands at the start of `buf`, consuming them, and
 /// appends one REC_COMMAND record per command to `out`.
-fn frame_all(buf: &mut BytesMut, id: u64, limits: &ConnLimits, out: &mut BatchWriter, count: &mut usize, max: usize) -> Framed {
+fn frame_all(buf: &mut BytesMut, id: u64, limits: &ConnLimits, poison: &Poison, out: &mut BatchWriter, count: &mut usize, max: usize) -> Framed {
+    // Before AUTH nothing runs anyway (the engine answers -NOAUTH): nothing to refuse.
+    let refuse = |cmd: &[u8]| if limits.resp.unauthenticated { None } else { poison.refusal(cmd) };
     let mut args = Vec::new();
     let mut inline = Vec::new();
     let mut consumed = 0;
@@ -87,19 +101,27 @@ fn frame_all(buf: &mut BytesMut, id: u64, limits: &ConnLimits, out: &mut BatchWr
                 break Framed::Ok;
             }
             Frame::Multibulk { consumed: n } => {
+                consumed += n;
+                if let Some(e) = refuse(&rest[..n]) {
+                    break Framed::Refused(e);
+                }
                 out.record(batch::REC_COMMAND, id, &rest[..n]);
                 *count += 1;
-                consumed += n;
                 if args.first().is_some_and(|&(a, b)| is_quit(&rest[a..b])) {
                     break Framed::Quit;
                 }
             }
             Frame::Inline { consumed: n } => {
+                consumed += n;
+                let start = out.buf.len();
                 out.begin(batch::REC_COMMAND, id);
                 resp::encode_command(&mut out.buf, &inline);
+                if let Some(e) = refuse(&out.buf[start + batch::INPUT_HEADER..]) {
+                    out.buf.truncate(start);
+                    break Framed::Refused(e);
+                }
                 out.end();
                 *count += 1;
-                consumed += n;
                 if inline.first().is_some_and(|a| is_quit(a)) {
                     break Framed::Quit;
                 }
@@ -147,7 +169,7 @@ fn forward(
     inflight: &mut usize,
     inflight_bytes: &mut usize,
     sent_sizes: &mut std::collections::VecDeque<(usize, usize)>,
-    closing: &mut Option<String>,
+    closing: &mut Option<Interject>,
     quit_pending: &mut bool,
     auth: Auth,
 ) -> bool {
@@ -156,7 +178,7 @@ fn forward(
     let mut limits = ctx.host.conn_limits(&ctx.limits);
     limits.resp.unauthenticated = auth == Auth::Required;
     let max = if auth == Auth::Required { 1 } else { usize::MAX };
-    let framed = frame_all(buf, id, &limits, records, &mut n, max);
+    let framed = frame_all(buf, id, &limits, &ctx.host.poison, records, &mut n, max);
     if n > 0 {
         *inflight += n;
         *inflight_bytes += records.buf.len();
@@ -169,7 +191,8 @@ fn forward(
     match framed {
         Framed::Ok => {}
         Framed::Quit => *quit_pending = true,
-        Framed::Error(e) => *closing = Some(e),
+        Framed::Error(e) => *closing = Some(Interject { line: format!("ERR {e}"), close: true }),
+        Framed::Refused(line) => *closing = Some(Interject { line, close: false }),
     }
     true
 }
@@ -299,7 +322,8 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
     let mut inflight: usize = 0;
     let mut inflight_bytes: usize = 0;
     let mut sent_sizes: std::collections::VecDeque<(usize, usize)> = Default::default();
-    let mut closing: Option<String> = None;
+    // An error of the connection's own to answer once nothing is in flight.
+    let mut closing: Option<Interject> = None;
     // The client closed its write half (or all of it): answer what it already sent, like
     // Redis does for `printf 'PING\r\n' | nc -N`, then close.
     let mut eof = false;
@@ -326,12 +350,18 @@ pub async fn serve_stream<S: AsyncRead + AsyncWrite + Unpin>(mut io: S, addr: St
     tokio::pin!(tick);
     let mut graceful = true;
     'conn: loop {
-        if let Some(msg) = closing.as_ref()
-            && inflight == 0
+        if inflight == 0
+            && let Some(e) = closing.take()
         {
-            out.push(format!("-ERR {msg}\r\n").as_bytes());
-            closing = None;
-            close_after_write = true;
+            out.push(format!("-{}\r\n", e.line).as_bytes());
+            close_after_write = e.close;
+            // A refusal: what the client sent after it is framed now.
+            if !e.close
+                && !buf.is_empty()
+                && !forward(&mut buf, id, &ctx, &mut records, &mut inflight, &mut inflight_bytes, &mut sent_sizes, &mut closing, &mut quit_pending, auth)
+            {
+                break 'conn;
+            }
         }
         let done = out.pending() == 0 && !unflushed;
         if done && (close_after_write || (eof && inflight == 0 && !quit_pending)) {

@@ -12,6 +12,7 @@ pub mod limits;
 pub mod log_args;
 pub mod metrics_endpoint;
 pub mod node_stats;
+pub mod poison;
 pub mod replay;
 pub mod server;
 pub mod shard;

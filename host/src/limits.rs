@@ -77,6 +77,8 @@ pub struct HostLimits {
     pub stalled_drops: AtomicU64,
     /// What INFO reports of the process: client sockets' bytes, buffers, RSS, CPU.
     pub node: crate::node_stats::NodeStats,
+    /// Commands the watchdog interrupted, refused when sent again.
+    pub poison: crate::poison::Poison,
 }
 
 /// Counts a connection while it lives (the `maxclients` check).
@@ -113,6 +115,7 @@ impl HostLimits {
             idle_drops: AtomicU64::new(0),
             stalled_drops: AtomicU64::new(0),
             node: Default::default(),
+            poison: Default::default(),
         };
         for (k, v) in settings {
             // Parameters fixed at start go to the engine as they are (--enable-debug-command).
@@ -146,7 +149,13 @@ impl HostLimits {
                 "maxclients" => self.maxclients.store(n(), Relaxed),
                 "timeout" => self.timeout_s.store(n(), Relaxed),
                 "partial-request-timeout" => self.partial_timeout_s.store(n(), Relaxed),
-                "engine-call-timeout" => self.engine_call_ms.store(n(), Relaxed),
+                "engine-call-timeout" => {
+                    // What was judged under the old limit is judged anew.
+                    let changed = self.engine_call_ms.swap(n(), Relaxed) != n();
+                    if changed {
+                        self.poison.clear();
+                    }
+                }
                 "client-query-buffer-limit" => self.query_buffer.store(n() as usize, Relaxed),
                 "proto-max-bulk-len" => self.max_bulk_len.store(n() as usize, Relaxed),
                 "client-output-buffer-limit" => {

@@ -78,6 +78,16 @@ impl Shard {
         true
     }
 
+    /// The watchdog's suspects among the commands of `m` (no look while there are none).
+    fn suspects_of(&self, m: &ShardMsg) -> Vec<crate::poison::Fingerprint> {
+        let ShardMsg::Commands { records, .. } = m else { return Vec::new() };
+        if !self.host.poison.has_suspects() {
+            return Vec::new();
+        }
+        let all: Vec<_> = batch::BatchReader::new(records).filter(|r| r.kind == batch::REC_COMMAND).map(|r| crate::poison::fingerprint(r.payload)).collect();
+        self.host.poison.suspects_among(&all)
+    }
+
     /// When the loop must wake up by itself: the engine's tick, or the lease machine's.
     fn next_wake(&self, last_tick: Instant) -> Instant {
         let mut wake = last_tick + TICK;
@@ -131,16 +141,25 @@ impl Shard {
                 }
             };
             self.batch.clear();
+            self.batch_suspects.clear();
             // Commands of just-unblocked clients come before anything newer of theirs.
             self.blocking.take_resubmit(&mut self.batch);
             if let Some(m) = first {
                 self.gate.batch_t0 = Instant::now();
+                self.batch_suspects = self.suspects_of(&m);
                 if !self.take(m) {
                     return self.drain_before_exit().await;
                 }
-                while self.batch.buf.len() < MAX_BATCH_BYTES {
+                // A batch with a suspect of the watchdog runs alone (`poison.rs`).
+                while self.batch.buf.len() < MAX_BATCH_BYTES && self.batch_suspects.is_empty() {
                     match self.held.pop_front().map_or_else(|| rx.try_recv(), Ok) {
                         Ok(m) => {
+                            let suspects = self.suspects_of(&m);
+                            if !suspects.is_empty() && self.batch.records > 0 {
+                                self.held.push_front(m);
+                                break;
+                            }
+                            self.batch_suspects = suspects;
                             if !self.take(m) {
                                 return self.drain_before_exit().await;
                             }
@@ -213,7 +232,12 @@ impl Shard {
             };
             let answered = &input[answers];
             match result {
-                Ok(out) => self.route(answered, &out),
+                Ok(out) => {
+                    if !self.batch_suspects.is_empty() {
+                        self.host.poison.ran(&self.batch_suspects);
+                    }
+                    self.route(answered, &out)
+                }
                 Err(e) => {
                     if let crate::wasm::EngineError::Interrupted(ms) = e {
                         self.interrupted(answered, ms);

@@ -128,6 +128,14 @@ impl Shard {
             self.gate.held_replies(),
             self.gate.tracker.pending_keys()
         );
+        let p = &self.host.poison;
+        let _ = write!(
+            t,
+            "memoria.engine_interrupts:{}\nmemoria.poisoned_commands:{}\nmemoria.poison_refusals:{}\n",
+            p.interrupts.load(std::sync::atomic::Ordering::Relaxed),
+            p.refused_count(),
+            p.refusals.load(std::sync::atomic::Ordering::Relaxed)
+        );
         self.events.take_lines(t);
         self.saves.lines(t);
     }

@@ -262,6 +262,7 @@ pub fn spawn(
             host,
             resign: false,
             held: VecDeque::new(),
+            batch_suspects: Vec::new(),
             events: stats::HostEvents::default(),
             saves: save::Saves::new(saver),
         };
@@ -381,8 +382,11 @@ struct Shard {
     host: Arc<HostLimits>,
     /// A FAILOVER was accepted: step down once its reply is out.
     resign: bool,
-    /// Messages that came while a script ran and wait for its end (`busy`).
+    /// Messages that came while a script ran and wait for its end (`busy`), or that hold
+    /// a suspect of the watchdog and wait for a batch of their own (`poison.rs`).
     held: VecDeque<ShardMsg>,
+    /// The watchdog's suspects in the batch being gathered: it takes nothing more.
+    batch_suspects: Vec<crate::poison::Fingerprint>,
     /// Latency events of the host for the engine's monitor, and the last append's time.
     events: stats::HostEvents,
     /// SAVE and BGSAVE: how to take a snapshot, and the one being taken.

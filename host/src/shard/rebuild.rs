@@ -65,14 +65,17 @@ impl Shard {
     }
 
     /// The watchdog interrupted the call running `input`: say which clients and commands
-    /// it held (the culprit is among them), so an operator can find the request. Nothing of
-    /// the batch was logged or acknowledged, and it is not run again.
-    pub(super) fn interrupted(&self, input: &[u8], ms: u64) {
+    /// it held (the culprit is among them), so an operator can find the request, and strike
+    /// them (`poison.rs`: the culprit is refused when it comes back). Nothing of the batch
+    /// was logged or acknowledged, and it is not run again.
+    pub(super) fn interrupted(&mut self, input: &[u8], ms: u64) {
         metrics::counter!("memoria_engine_interrupts_total").increment(1);
+        self.events.happened("engine-interrupt", ms);
         let mut args = Vec::new();
         let mut seen: Vec<(u64, String)> = Vec::new();
+        let mut struck = Vec::new();
         for rec in memoria_core::protocol::batch::BatchReader::new(input) {
-            if rec.kind != memoria_core::protocol::batch::REC_COMMAND || seen.len() >= 16 {
+            if rec.kind != memoria_core::protocol::batch::REC_COMMAND {
                 continue;
             }
             args.clear();
@@ -80,9 +83,10 @@ impl Shard {
                 && let Some(&(a, b)) = args.first()
             {
                 let name = String::from_utf8_lossy(&rec.payload[a..b]).to_ascii_uppercase();
-                if !seen.iter().any(|(c, n)| *c == rec.client && *n == name) {
-                    seen.push((rec.client, name));
+                if seen.len() < 16 && !seen.iter().any(|(c, n)| *c == rec.client && *n == name) {
+                    seen.push((rec.client, name.clone()));
                 }
+                struck.push((crate::poison::fingerprint(rec.payload), name));
             }
         }
         let commands: Vec<String> = seen.iter().map(|(c, n)| format!("client {c}: {n}")).collect();
@@ -92,6 +96,10 @@ impl Shard {
             commands = %commands.join(", "),
             "the watchdog interrupted an engine call that ran past engine-call-timeout; its clients are failed and the engine is rebuilt from the log"
         );
+        let refused = self.host.poison.interrupted(&struck);
+        if !refused.is_empty() {
+            tracing::error!(shard = self.id, commands = %refused.join(", "), "refusing these commands from now on: each ran alone, or came back, in an interrupted engine call (clear with CONFIG SET engine-call-timeout)");
+        }
     }
 
     /// With an election: a fresh engine, replayed from the whole log (the lease machine

@@ -151,6 +151,11 @@ impl HostEvents {
         self.worst_append_ms = self.worst_append_ms.max(d.as_millis().min(u64::MAX as u128) as u64);
     }
 
+    /// An event that took `ms` (reported with the next role record).
+    pub fn happened(&mut self, event: &'static str, ms: u64) {
+        self.done.push((event, ms));
+    }
+
     /// The engine is whole again: a `loading` under way is an event.
     pub fn loaded(&mut self) {
         if let Some((event, since)) = self.loading.take() {

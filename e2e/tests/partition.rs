@@ -12,7 +12,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{LogService, Nodes, Relay, tempdir};
+use common::{LogService, Nodes, Relay, Up, tempdir};
 use memoria_e2e::workload::{Config, Conn, Reply, Workload};
 
 /// Memoria's default lease.
@@ -79,6 +79,117 @@ fn primary_cut_off_from_its_log() {
         }
         assert!(Instant::now() < deadline, "the old primary did not rejoin as a replica: {info}");
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The same partition through the stable endpoint of `memoria up` (its nodes reach the
+/// log service through relays the test cuts; `MEMORIA_TEST_NODE_LOG_URLS`): clients that
+/// know only the endpoint lose no acknowledged write and see a linearizable history; a
+/// connection the endpoint handed to the old primary before the cut gets no acknowledged
+/// write and no stale read from it; connections made after the new primary leads reach
+/// it, never the cut-off node; healed, the old primary rejoins as a replica.
+#[test]
+fn primary_cut_off_through_the_stable_endpoint() {
+    let dir = tempdir("partition-up");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let relays: Vec<Relay> = (0..2).map(|_| Relay::start_later(&rt)).collect();
+    let urls: Vec<String> = relays.iter().map(|r| r.url.clone()).collect();
+    let up = Up::start_full(&dir, 1, 1, LEASE_MS, vec!["--no-console".into()], vec![("MEMORIA_TEST_NODE_LOG_URLS".into(), urls.join(","))]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let log_url = loop {
+        if let Some(l) = up.cluster().and_then(|c| c.log) {
+            break l.url;
+        }
+        assert!(Instant::now() < deadline, "cluster.json names no log service\n{}", up.tail_log());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    for r in &relays {
+        r.set_target(&log_url);
+    }
+    let first = up.wait_primary(Duration::from_secs(60), None);
+    up.wait_all_serving(Duration::from_secs(60));
+    let old: usize = first.name.trim_start_matches("node-").parse::<usize>().unwrap() - 1;
+    let endpoint = up.endpoint();
+    rt.block_on(async {
+        let mut cfg = Config::new(vec![endpoint.clone()]);
+        cfg.clients = 6;
+        let w = Workload::start(cfg);
+        assert!(w.wait_for_ok(100, Duration::from_secs(30)).await, "the load never got going: {}", w.stats());
+
+        // Handed to the old primary by the endpoint, before the cut.
+        let mut direct = Conn::connect(&endpoint).await.unwrap();
+        assert!(matches!(direct.request(&[b"SET", b"cut:k", b"before"]).await.unwrap(), Reply::Simple(_)));
+        relays[old].cut();
+        let cut_at = Instant::now();
+        let new = tokio::task::spawn_blocking({
+            let up_name = first.name.clone();
+            let dir = up.dir.clone();
+            move || wait_named_primary_other_than(&dir, &up_name)
+        })
+        .await
+        .unwrap();
+        println!("{} cut off from the log; {new} leads after {} ms", first.name, cut_at.elapsed().as_millis());
+        // Through the endpoint, a write is acknowledged (by the new primary)…
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Ok(mut c)) = tokio::time::timeout(Duration::from_secs(2), Conn::connect(&endpoint)).await
+                && let Ok(Ok(Reply::Simple(_))) = tokio::time::timeout(Duration::from_secs(5), c.request(&[b"SET", b"cut:k", b"after"])).await
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "no write acknowledged through the endpoint after the cut");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // …and every connection made from now on reads it: none reaches the cut-off node.
+        for _ in 0..20 {
+            let mut c = Conn::connect(&endpoint).await.unwrap();
+            match tokio::time::timeout(Duration::from_secs(5), c.request(&[b"GET", b"cut:k"])).await {
+                Ok(Ok(Reply::Bulk(Some(v)))) => assert_eq!(v, b"after", "a new endpoint connection read a stale value"),
+                Ok(Ok(Reply::Error(_))) | Ok(Err(_)) | Err(_) => {}
+                Ok(Ok(r)) => panic!("GET through the endpoint answered {r:?}"),
+            }
+        }
+        // The connection on the old primary: no acknowledged write, no stale read.
+        for _ in 0..3 {
+            match tokio::time::timeout(Duration::from_secs(5), direct.request(&[b"SET", b"cut:k", b"stale"])).await {
+                Ok(Ok(Reply::Error(_))) | Ok(Err(_)) | Err(_) => {}
+                Ok(Ok(r)) => panic!("the cut-off old primary answered a write with {r:?}"),
+            }
+            match tokio::time::timeout(Duration::from_secs(5), direct.request(&[b"GET", b"cut:k"])).await {
+                Ok(Ok(Reply::Error(_))) | Ok(Err(_)) | Err(_) => {}
+                Ok(Ok(Reply::Bulk(Some(v)))) if v == b"after" => {}
+                Ok(Ok(r)) => panic!("the cut-off old primary served a stale read: {r:?}"),
+            }
+        }
+
+        relays[old].heal();
+        let r = w.stop().await;
+        common::assert_no_loss_and_linearizable(std::slice::from_ref(&endpoint), &r, "partition drill through the stable endpoint").await;
+    });
+    // Healed, the old primary follows the new one.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let role = up.cluster().and_then(|c| c.nodes.iter().find(|n| n.name == first.name).map(|n| n.role.clone()));
+        if role.as_deref() == Some("replica") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the old primary did not rejoin as a replica: {role:?}\n{}", up.tail_log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The primary cluster.json names once it is another node than `not`.
+fn wait_named_primary_other_than(dir: &std::path::Path, not: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let file: Option<common::ClusterFile> = std::fs::read(dir.join("cluster.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        if let Some(p) = file.and_then(|c| c.primary)
+            && p != not
+        {
+            return p;
+        }
+        assert!(Instant::now() < deadline, "no other primary within 30 s");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -95,6 +95,11 @@ struct NodeArgs {
     /// enable-debug-command.
     #[arg(long, default_value = "no", value_parser = ["no", "yes", "local"])]
     enable_debug_command: String,
+    /// Databases (SELECT 0 … N-1), as redis-server's `databases`; at most 256 here (an
+    /// effect in the log names its database in a byte). Data in a database past N, from a
+    /// log or snapshot written with more, is kept.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    databases: u16,
     /// Serve Prometheus metrics (GET /metrics) on this port (0: none; `memoria up` gives
     /// each node process one, see --metrics-port-base).
     #[arg(long, default_value_t = 0)]
@@ -125,6 +130,8 @@ impl NodeArgs {
             self.metrics_bind.clone(),
             "--enable-debug-command".into(),
             self.enable_debug_command.clone(),
+            "--databases".into(),
+            self.databases.to_string(),
         ];
         flags.extend([
             "--maxclients".into(),
@@ -314,6 +321,7 @@ fn net_of(a: &NodeArgs) -> anyhow::Result<NetOptions> {
         ("partial-request-timeout".into(), a.partial_request_timeout.to_string()),
         ("engine-call-timeout".into(), a.engine_call_timeout.to_string()),
         ("enable-debug-command".into(), a.enable_debug_command.clone()),
+        ("databases".into(), a.databases.to_string()),
     ];
     for v in &a.client_output_buffer_limit {
         config.push(("client-output-buffer-limit".into(), v.clone()));
@@ -712,6 +720,8 @@ mod tests {
             "local",
             "--metrics-bind",
             "127.0.0.2",
+            "--databases",
+            "32",
         ]);
         let Command::Up(u) = up.command else { panic!("not up") };
         let mut argv = vec!["memoria".to_string(), "server".into(), "--log-url".into(), "http://127.0.0.1:1".into(), "--log-token".into(), "t".into()];
@@ -726,6 +736,7 @@ mod tests {
         assert_eq!((&a.protected_mode, &a.client_output_buffer_limit), (&b.protected_mode, &b.client_output_buffer_limit));
         assert_eq!((&a.enable_debug_command, &a.metrics_bind), (&b.enable_debug_command, &b.metrics_bind));
         assert_eq!(b.enable_debug_command, "local");
+        assert_eq!((a.databases, b.databases), (32, 32));
         assert_eq!(b.maxclients, 7, "the values are the ones given, not defaults");
     }
 }

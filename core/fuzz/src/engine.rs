@@ -337,7 +337,7 @@ impl Run {
             }
             let mut fx = EffectReader::new(rec.effects);
             for f in fx.by_ref() {
-                assert!((f.db as usize) < memoria_core::server::state::NUM_DBS, "effect in db {}", f.db);
+                assert!((f.db as usize) < memoria_core::server::state::MAX_DBS, "effect in db {}", f.db);
                 let mut a = Vec::new();
                 memoria_core::protocol::resp::read_command(f.command, &mut a);
                 let argv: Vec<&[u8]> = a.iter().map(|&(x, y)| &f.command[x..y]).collect();

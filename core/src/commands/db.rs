@@ -4,14 +4,13 @@
 use crate::keyspace::object::NO_EXPIRE;
 use crate::server::ctx::Ctx;
 use crate::server::notify;
-use crate::server::state::NUM_DBS;
 
 /// A database index as Redis 7.0 reads it (getIntFromObjectOrReply without a message),
 /// then within the configured databases (else `ERR DB index is out of range`). `None`:
 /// answered.
 pub fn db_index(ctx: &mut Ctx<'_>, arg: &[u8]) -> Option<usize> {
     let n = int32_arg(ctx, arg, None)?;
-    if n < 0 || n as usize >= NUM_DBS {
+    if n < 0 || n as usize >= ctx.st.config.databases {
         ctx.err("ERR DB index is out of range");
         return None;
     }
@@ -70,7 +69,8 @@ pub fn swapdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let Some(a) = int32_arg(ctx, argv[1], Some("ERR invalid first DB index")) else { return };
     let Some(b) = int32_arg(ctx, argv[2], Some("ERR invalid second DB index")) else { return };
-    let in_range = |n: i32| n >= 0 && (n as usize) < NUM_DBS;
+    let dbs = ctx.st.config.databases;
+    let in_range = |n: i32| n >= 0 && (n as usize) < dbs;
     if !in_range(a) || !in_range(b) {
         return ctx.err("ERR DB index is out of range");
     }

@@ -12,7 +12,7 @@ use crate::protocol::batch::{self, BatchReader, EffectReader};
 use crate::protocol::reply::Reply;
 use crate::server::client::Client;
 use crate::server::ctx::Ctx;
-use crate::server::state::{NUM_DBS, State};
+use crate::server::state::State;
 use crate::util::Rng;
 
 /// A batch's key lookups are prefetched this many commands at a time
@@ -347,6 +347,7 @@ impl Engine {
                         self.st.config.set_fixed(k, v);
                     }
                 }
+                self.st.ensure_dbs(self.st.config.databases);
                 batch::write_out(out, rec.kind, 0, 0, b"", b"");
             }
             batch::REC_ROLE => {
@@ -897,10 +898,8 @@ impl Engine {
         let mut result = Ok(());
         let mut args = Vec::new();
         for fx in reader.by_ref() {
-            if fx.db as usize >= NUM_DBS {
-                result = Err(ApplyError::BadDb(fx.db));
-                break;
-            }
+            // A database past this node's `databases`: the writer had more; keep its data.
+            self.st.ensure_dbs(fx.db as usize + 1);
             client.db = fx.db as usize;
             args.clear();
             crate::protocol::resp::read_command(fx.command, &mut args);
@@ -940,7 +939,6 @@ impl Engine {
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum ApplyError {
-    BadDb(u8),
     Malformed,
     Rejected(alloc::string::String),
 }
@@ -948,7 +946,6 @@ pub enum ApplyError {
 impl core::fmt::Display for ApplyError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            ApplyError::BadDb(d) => write!(f, "effect names database {d}, out of range"),
             ApplyError::Malformed => write!(f, "malformed effect record"),
             ApplyError::Rejected(m) => write!(f, "effect rejected by the engine: {m}"),
         }

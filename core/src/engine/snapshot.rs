@@ -12,7 +12,6 @@ use alloc::vec::Vec;
 use crate::engine::Engine;
 use crate::keyspace::object::NO_EXPIRE;
 use crate::keyspace::record::{Cur, decode_key_record, encode_value_with_key, put_bytes};
-use crate::server::state::NUM_DBS;
 
 pub struct DumpChunk {
     pub data: Vec<u8>,
@@ -36,7 +35,8 @@ impl Engine {
                 put_bytes(&mut data, &u);
             }
         }
-        while (db as usize) < NUM_DBS {
+        let dbs = self.st.dbs.len();
+        while (db as usize) < dbs {
             let d = &self.st.dbs[db as usize];
             loop {
                 if d.is_empty() {
@@ -55,11 +55,11 @@ impl Engine {
                 }
             }
             db += 1;
-            if data.len() >= max_bytes && (db as usize) < NUM_DBS {
+            if data.len() >= max_bytes && (db as usize) < dbs {
                 return DumpChunk { data, next_db: db, next_cursor: 0, done: false };
             }
         }
-        DumpChunk { data, next_db: NUM_DBS as u32, next_cursor: 0, done: true }
+        DumpChunk { data, next_db: dbs as u32, next_cursor: 0, done: true }
     }
 
     /// Loads key records; validates every length, never panics on bad input.
@@ -75,9 +75,9 @@ impl Engine {
                 continue;
             }
             let db = c.u8()? as usize;
-            if db >= NUM_DBS {
-                return Err(alloc::format!("database {} out of range", db));
-            }
+            // A byte names it: within MAX_DBS. A snapshot of a node with more databases
+            // than this one's `databases` keeps its data.
+            self.st.ensure_dbs(db + 1);
             let (key, expire, val) = decode_key_record(&mut c, seed, self.st.config.list_max_listpack_size)?;
             let d = &mut self.st.dbs[db];
             if d.keys.contains_key(key) {

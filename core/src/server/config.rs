@@ -257,6 +257,8 @@ pub struct Config {
     pub tracking_table_max_keys: u64,
     /// Entries the ACL LOG keeps (the oldest go first, at the next entry).
     pub acllog_max_len: usize,
+    /// `databases`, fixed at start: SELECT, MOVE, SWAPDB and COPY … DB go by it.
+    pub databases: usize,
     pub stream_node_max_bytes: u64,
     pub stream_node_max_entries: i64,
     /// `slowlog-log-slower-than` in µs (negative: the slow log is off).
@@ -290,6 +292,7 @@ impl Default for Config {
             notify_flags: 0,
             tracking_table_max_keys: 1_000_000,
             acllog_max_len: 128,
+            databases: crate::server::state::DEFAULT_DBS,
             stream_node_max_bytes: 4096,
             stream_node_max_entries: 100,
             slowlog_log_slower_than: 10_000,
@@ -450,6 +453,7 @@ impl Config {
         self.stream_node_max_bytes = self.num("stream-node-max-bytes") as u64;
         self.tracking_table_max_keys = self.num("tracking-table-max-keys").max(0) as u64;
         self.acllog_max_len = size(self.num("acllog-max-len").max(0));
+        self.databases = size(self.num("databases")).clamp(1, crate::server::state::MAX_DBS);
         self.stream_node_max_entries = self.num("stream-node-max-entries");
         self.slowlog_log_slower_than = self.num("slowlog-log-slower-than");
         self.slowlog_max_len = size(self.num("slowlog-max-len").max(0));

@@ -15,7 +15,10 @@ use crate::server::spec::{CommandIndex, CommandSpec};
 use crate::types::dict::Dict;
 use crate::util::Rng;
 
-pub const NUM_DBS: usize = 16;
+/// Databases a shard starts with (`databases`' default, as Redis's).
+pub const DEFAULT_DBS: usize = 16;
+/// The most databases `databases` may set: an effect names its database in one byte.
+pub const MAX_DBS: usize = 256;
 
 #[derive(Default, Clone)]
 pub struct Stats {
@@ -133,8 +136,19 @@ pub struct State {
 impl State {
     /// An empty shard: 16 databases, default configuration, no clients, dispatching
     /// through the commands of `table`.
+    /// At least `n` databases (at most [`MAX_DBS`]): `databases` set at start, or a
+    /// database named by the log or a snapshot of a node that had more (its data is kept,
+    /// whatever this node's `databases` says; only SELECT and the like go by the setting).
+    pub fn ensure_dbs(&mut self, n: usize) {
+        let seed = self.seed;
+        while self.dbs.len() < n.min(MAX_DBS) {
+            let i = self.dbs.len() as u64;
+            self.dbs.push(Db::new(seed.wrapping_add(i)));
+        }
+    }
+
     pub fn new(seed: u64, table: &'static [CommandSpec]) -> State {
-        let dbs = (0..NUM_DBS).map(|i| Db::new(seed.wrapping_add(i as u64))).collect();
+        let dbs = (0..DEFAULT_DBS).map(|i| Db::new(seed.wrapping_add(i as u64))).collect();
         State {
             dbs,
             config: Config::default(),

@@ -77,8 +77,14 @@ pub struct NodeStatus {
 }
 
 #[derive(Clone, Debug, serde::Deserialize)]
+pub struct LogFacts {
+    pub url: String,
+}
+
+#[derive(Clone, Debug, serde::Deserialize)]
 pub struct ClusterFile {
     pub endpoint: String,
+    pub log: Option<LogFacts>,
     pub supervisor_pid: u32,
     pub primary: Option<String>,
     pub nodes: Vec<NodeStatus>,
@@ -97,6 +103,8 @@ pub struct Up {
     pub metrics_base: u16,
     /// More flags for `memoria up` (the drills run it with --no-console).
     pub extra: Vec<String>,
+    /// Environment for `memoria up` (test hooks).
+    pub env: Vec<(String, String)>,
 }
 
 impl Up {
@@ -117,10 +125,14 @@ impl Up {
     }
 
     pub fn start_sharded_with(dir: &Path, shards: u16, replicas: usize, lease_ms: Option<u64>, extra: Vec<String>) -> Up {
+        Up::start_full(dir, shards, replicas, lease_ms, extra, Vec::new())
+    }
+
+    pub fn start_full(dir: &Path, shards: u16, replicas: usize, lease_ms: Option<u64>, extra: Vec<String>, env: Vec<(String, String)>) -> Up {
         let port = free_port();
         let node_base = free_port_run((replicas as u16 + 1) * shards);
         let metrics_base = free_port_run(replicas as u16 + 1);
-        let mut up = Up { child: None, dir: dir.to_path_buf(), port, node_base, replicas, lease_ms, shards, metrics_base, extra };
+        let mut up = Up { child: None, dir: dir.to_path_buf(), port, node_base, replicas, lease_ms, shards, metrics_base, extra, env };
         up.spawn();
         up
     }
@@ -136,6 +148,7 @@ impl Up {
             .arg(&self.dir)
             .args(&self.extra)
             .env("RUST_BACKTRACE", "0")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .stdin(Stdio::null())
@@ -519,27 +532,38 @@ pub struct Relay {
     pub url: String,
     cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
     generation: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Where connections go (`host:port`); empty: nowhere yet (they are dropped).
+    target: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Relay {
     pub fn start(rt: &tokio::runtime::Runtime, target_url: &str) -> Relay {
+        let r = Relay::start_later(rt);
+        r.set_target(target_url);
+        r
+    }
+
+    /// A relay whose target is set later (`set_target`): for a log service whose address
+    /// is known only once the nodes that use the relay have been started.
+    pub fn start_later(rt: &tokio::runtime::Runtime) -> Relay {
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-        let target = target_url.trim_start_matches("http://").to_string();
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = free_port();
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
         listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
         let cut = std::sync::Arc::new(AtomicBool::new(false));
         let generation = std::sync::Arc::new(AtomicU64::new(0));
-        let (c, g) = (cut.clone(), generation.clone());
+        let target = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (c, g, t) = (cut.clone(), generation.clone(), target.clone());
         rt.spawn(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             loop {
                 let Ok((mut inbound, _)) = listener.accept().await else { continue };
-                if c.load(Ordering::SeqCst) {
+                let target = t.lock().unwrap().clone();
+                if c.load(Ordering::SeqCst) || target.is_empty() {
                     drop(inbound);
                     continue;
                 }
-                let (target, c, g) = (target.clone(), c.clone(), g.clone());
+                let (c, g) = (c.clone(), g.clone());
                 let born = g.load(Ordering::SeqCst);
                 tokio::spawn(async move {
                     let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else { return };
@@ -555,7 +579,11 @@ impl Relay {
                 });
             }
         });
-        Relay { url: format!("http://127.0.0.1:{port}"), cut, generation }
+        Relay { url: format!("http://127.0.0.1:{port}"), cut, generation, target }
+    }
+
+    pub fn set_target(&self, url: &str) {
+        *self.target.lock().unwrap() = url.trim_start_matches("http://").to_string();
     }
 
     pub fn cut(&self) {

@@ -163,11 +163,13 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     println!("log: embedded SQLite at {} served on {log_url} (every write is durable before it is acknowledged)", log_path.display());
 
     let exe = std::env::current_exe().context("locating the memoria binary")?;
+    let node_log_urls = test_node_log_urls();
     let specs: Vec<nodes::NodeSpec> = (0..=opts.replicas)
         .map(|i| {
             let port = opts.node_port_base + (i * shards as usize) as u16;
             let metrics_port = opts.metrics.as_ref().map(|m| m.port_base + i as u16);
-            let mut args = node_command(&opts, port, &log_url, &data_dir, &data_dir.join(format!("node-{}", i + 1)), store.url());
+            let node_log_url = node_log_urls.get(i).unwrap_or(&log_url);
+            let mut args = node_command(&opts, port, node_log_url, &data_dir, &data_dir.join(format!("node-{}", i + 1)), store.url());
             if let Some(p) = metrics_port {
                 args.extend(["--metrics-port".to_string(), p.to_string()]);
             }
@@ -271,6 +273,14 @@ fn connect_host(bind: &str) -> String {
         "::" => "::1".into(),
         b => b.into(),
     }
+}
+
+/// A test hook for the partition drill (`e2e/tests/partition.rs`): the log URL node
+/// process i uses instead of the embedded log service's, from the comma-separated
+/// `MEMORIA_TEST_NODE_LOG_URLS` (a relay the test can cut, in front of the service that
+/// cluster.json names under `log.url`).
+fn test_node_log_urls() -> Vec<String> {
+    std::env::var("MEMORIA_TEST_NODE_LOG_URLS").map(|v| v.split(',').map(str::to_string).collect()).unwrap_or_default()
 }
 
 fn node_command(opts: &UpOptions, port: u16, log_url: &str, data_dir: &std::path::Path, dir: &std::path::Path, snapshot_store: &str) -> Vec<String> {

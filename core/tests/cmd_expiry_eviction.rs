@@ -328,3 +328,38 @@ fn active_expire_effort_and_replica_mode() {
     assert_eq!(r.dbsize(0), 0);
     assert_eq!(r.digest(), p.e.digest());
 }
+
+/// allkeys-lfu evicts the least frequently used keys: keys read often survive a fill that
+/// evicts most of the others (with lfu-log-factor 0 every read counts; five samples per
+/// eviction rarely hold only hot keys).
+#[test]
+fn allkeys_lfu_keeps_the_keys_read_often() {
+    let _g = serial();
+    let mut h = H::new();
+    h.effects = Vec::with_capacity(8 << 20);
+    h.e.set_memory_probe(heap_in_use);
+    ck(&mut h, "CONFIG SET maxmemory-policy allkeys-lfu lfu-log-factor 0", OK);
+    let val = "x".repeat(200);
+    for i in 0..20 {
+        ck(&mut h, &format!("SET hot:{i} {val}"), OK);
+        for _ in 0..20 {
+            h.c(&format!("GET hot:{i}"));
+        }
+        ck(&mut h, &format!("OBJECT FREQ hot:{i}"), int(25));
+    }
+    let limit = heap_in_use() + (256 << 10);
+    ck(&mut h, &format!("CONFIG SET maxmemory {limit}"), OK);
+    let n = 4000;
+    for i in 0..n {
+        ck(&mut h, &format!("SET key:{i} {val}"), OK);
+    }
+    let left = h.e.dbsize(0);
+    assert!(left < n, "eviction ran: {left} keys left");
+    for i in 0..20 {
+        ck(&mut h, &format!("EXISTS hot:{i}"), int(1));
+    }
+    // The effects rebuild the same data set.
+    let mut replica = memoria_core::Engine::new(5);
+    replica.apply(&h.effects, h.now_ms * 1000).unwrap();
+    assert_eq!(replica.digest(), h.e.digest());
+}

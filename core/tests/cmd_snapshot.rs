@@ -202,9 +202,10 @@ fn corrupt_chunks_are_rejected_without_panicking() {
     let src = populated();
     let chunk = dump_all(&src.e, 1 << 20).remove(0);
     // Structured corruption.
-    let mut bad_db = chunk.clone();
-    bad_db[0] = 16;
-    assert!(Engine::new(1).load(&bad_db).unwrap_err().contains("out of range"));
+    // (A database past the default 16 is not corrupt: a node with more databases wrote it.)
+    let mut db16 = chunk.clone();
+    db16[0] = 16;
+    assert!(Engine::new(1).load(&db16).is_ok());
     let mut bad_type = chunk.clone();
     bad_type[1] = 9;
     assert!(Engine::new(1).load(&bad_type).unwrap_err().contains("unknown value type"));

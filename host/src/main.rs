@@ -95,10 +95,10 @@ struct NodeArgs {
     /// enable-debug-command.
     #[arg(long, default_value = "no", value_parser = ["no", "yes", "local"])]
     enable_debug_command: String,
-    /// Databases (SELECT 0 … N-1), as redis-server's `databases`; at most 256 here (an
-    /// effect in the log names its database in a byte). Data in a database past N, from a
-    /// log or snapshot written with more, is kept.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    /// Databases (SELECT 0 … N-1), as redis-server's `databases`; at most 255 here (the
+    /// log and snapshots name a key's database in a byte). Data in a database past N, from
+    /// a log or snapshot written with more, is kept.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=255))]
     databases: u16,
     /// Serve Prometheus metrics (GET /metrics) on this port (0: none; `memoria up` gives
     /// each node process one, see --metrics-port-base).

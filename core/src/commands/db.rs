@@ -46,8 +46,8 @@ pub fn move_key(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.reply.int(0);
     }
     let Some(entry) = ctx.st.delete(src, key) else { return ctx.reply.int(0) };
-    let lru = ctx.lru();
-    ctx.st.dbs[dst].add(key, entry.val, lru);
+    // The same object moves (Redis's dbAdd of it): its access field with it.
+    ctx.st.dbs[dst].add(key, entry.val, entry.lru);
     if entry.expire_at != NO_EXPIRE {
         ctx.st.dbs[dst].set_expire(key, entry.expire_at);
     }

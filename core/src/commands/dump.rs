@@ -120,10 +120,11 @@ pub fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         return ctx.reply.ok();
     }
     let lfu = matches!(ctx.st.config.policy, EvictionPolicy::AllKeysLfu | EvictionPolicy::VolatileLfu);
-    // IDLETIME dates the last access back (LRU policies); access frequency is not tracked
-    // per key, so FREQ is checked and logged but changes nothing.
-    let lru = match o.idletime {
-        Some(idle) if !lfu => ctx.lru().saturating_sub(u32::try_from(idle).unwrap_or(u32::MAX)),
+    // Redis's objectSetLRUOrLFU: FREQ sets the count (LFU policies), IDLETIME dates the
+    // last access back (the others); each is ignored under the other kind of policy.
+    let lru = match (o.freq, o.idletime) {
+        (Some(f), _) if lfu => crate::keyspace::lfu::with_counter(ctx.st.now_ms, f as u32),
+        (_, Some(idle)) if !lfu => ctx.st.lru_clock().saturating_sub(u32::try_from(idle).unwrap_or(u32::MAX)),
         _ => ctx.lru(),
     };
     ctx.st.put_restored(db, key, val, expire_at, lru);

@@ -44,7 +44,7 @@ fn hash_for_write<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c mut HashVa
         }
     };
     if !exists {
-        let lru = ctx.st.lru_clock();
+        let lru = ctx.st.new_access();
         ctx.st.notify_new(db, key);
         ctx.st.dbs[db].add(key, Value::Hash(HashValue::new()), lru);
     }

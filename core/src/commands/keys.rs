@@ -405,7 +405,7 @@ fn lfu_policy(ctx: &Ctx<'_>) -> bool {
 }
 
 pub fn object_idletime(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let now = ctx.lru();
+    let now = ctx.st.lru_clock();
     let lfu = lfu_policy(ctx);
     let Some(e) = object_entry(ctx, argv[2]) else { return ctx.reply.null() };
     let idle = now.saturating_sub(e.lru) as i64;
@@ -417,14 +417,14 @@ pub fn object_idletime(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn object_freq(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let lfu = lfu_policy(ctx);
-    if object_entry(ctx, argv[2]).is_none() {
+    let Some(field) = object_entry(ctx, argv[2]).map(|e| e.lru) else {
         return ctx.reply.null();
-    }
+    };
     if !lfu {
         return ctx.err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     }
-    // Access frequency is not tracked per key yet; report the counter's floor.
-    ctx.reply.int(0);
+    let n = ctx.st.lfu_count(field);
+    ctx.reply.int(n as i64);
 }
 
 pub fn object_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {

@@ -70,7 +70,7 @@ fn is_nonempty_list(ctx: &mut Ctx<'_>, key: &[u8]) -> bool {
 fn list_mut<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> &'c mut ListValue {
     let db = ctx.db();
     if !ctx.st.dbs[db].keys.contains_key(key) {
-        let lru = ctx.st.lru_clock();
+        let lru = ctx.st.new_access();
         ctx.st.dbs[db].add(key, Value::List(alloc::boxed::Box::default()), lru);
     }
     match &mut ctx.st.dbs[db].keys.get_mut(key).unwrap().val {

@@ -125,7 +125,7 @@ pub fn import(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let n = parsed.len();
     for (key, expire, val) in parsed {
-        let lru = ctx.st.lru_clock();
+        let lru = ctx.st.new_access();
         ctx.st.put_restored(0, key, val, expire, lru);
         // The logged IMPORT names its keys only inside the records, where the engine's
         // readying from effects (by key spec) cannot see them: ready the waiters here.

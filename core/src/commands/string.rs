@@ -141,7 +141,8 @@ fn set_generic(ctx: &mut Ctx<'_>, key: &[u8], val: &[u8], o: &SetOpts<'_>, cmd: 
     }
     let db = ctx.db();
     // One hash-table walk on the hot path: overwrite in place when the key exists.
-    let (lru, no_touch) = (ctx.st.lru_clock(), ctx.st.no_touch);
+    // Under LFU the lookup below counted the access; the overwrite keeps that count.
+    let (lru, no_touch) = (ctx.st.new_access(), ctx.st.no_touch || ctx.st.lfu());
     let mut had_ttl = false;
     let found = match ctx.st.write(db, key, ctx.fx) {
         Some(e) if !o.nx => {

@@ -157,7 +157,7 @@ fn zadd_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], incr_cmd: bool) {
             return if f.incr { ctx.reply.null() } else { ctx.reply.int(0) };
         }
         let z = ZsetValue::new_for(lim, argv[idx + 1].len());
-        let lru = ctx.st.lru_clock();
+        let lru = ctx.st.new_access();
         ctx.st.notify_new(db, key);
         ctx.st.dbs[db].add(key, Value::Zset(z), lru);
     }

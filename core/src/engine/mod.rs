@@ -898,6 +898,10 @@ impl Engine {
         let mut result = Ok(());
         let mut args = Vec::new();
         for fx in reader.by_ref() {
+            if fx.db as usize >= crate::server::state::MAX_DBS {
+                result = Err(ApplyError::BadDb(fx.db));
+                break;
+            }
             // A database past this node's `databases`: the writer had more; keep its data.
             self.st.ensure_dbs(fx.db as usize + 1);
             client.db = fx.db as usize;
@@ -939,6 +943,7 @@ impl Engine {
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum ApplyError {
+    BadDb(u8),
     Malformed,
     Rejected(alloc::string::String),
 }
@@ -946,6 +951,7 @@ pub enum ApplyError {
 impl core::fmt::Display for ApplyError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
+            ApplyError::BadDb(d) => write!(f, "effect names database {d}, out of range"),
             ApplyError::Malformed => write!(f, "malformed effect record"),
             ApplyError::Rejected(m) => write!(f, "effect rejected by the engine: {m}"),
         }

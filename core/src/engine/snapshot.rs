@@ -75,8 +75,8 @@ impl Engine {
                 continue;
             }
             let db = c.u8()? as usize;
-            // A byte names it: within MAX_DBS. A snapshot of a node with more databases
-            // than this one's `databases` keeps its data.
+            // A byte below 0xFF (STATE_RECORD) names it: within MAX_DBS. A snapshot of a
+            // node with more databases than this one's `databases` keeps its data.
             self.st.ensure_dbs(db + 1);
             let (key, expire, val) = decode_key_record(&mut c, seed, self.st.config.list_max_listpack_size)?;
             let d = &mut self.st.dbs[db];

@@ -3,5 +3,6 @@
 //! WATCH and notifications is the server layer's (`server::State`), which owns the dbs.
 
 pub mod db;
+pub mod lfu;
 pub mod object;
 pub mod record;

@@ -259,6 +259,9 @@ pub struct Config {
     pub acllog_max_len: usize,
     /// `databases`, fixed at start: SELECT, MOVE, SWAPDB and COPY … DB go by it.
     pub databases: usize,
+    /// `lfu-log-factor` and `lfu-decay-time` (minutes): how LFU counters grow and decay.
+    pub lfu_log_factor: u32,
+    pub lfu_decay_time: u32,
     pub stream_node_max_bytes: u64,
     pub stream_node_max_entries: i64,
     /// `slowlog-log-slower-than` in µs (negative: the slow log is off).
@@ -293,6 +296,8 @@ impl Default for Config {
             tracking_table_max_keys: 1_000_000,
             acllog_max_len: 128,
             databases: crate::server::state::DEFAULT_DBS,
+            lfu_log_factor: 10,
+            lfu_decay_time: 1,
             stream_node_max_bytes: 4096,
             stream_node_max_entries: 100,
             slowlog_log_slower_than: 10_000,
@@ -454,6 +459,8 @@ impl Config {
         self.tracking_table_max_keys = self.num("tracking-table-max-keys").max(0) as u64;
         self.acllog_max_len = size(self.num("acllog-max-len").max(0));
         self.databases = size(self.num("databases")).clamp(1, crate::server::state::MAX_DBS);
+        self.lfu_log_factor = self.num("lfu-log-factor").clamp(0, u32::MAX as i64) as u32;
+        self.lfu_decay_time = self.num("lfu-decay-time").clamp(0, u32::MAX as i64) as u32;
         self.stream_node_max_entries = self.num("stream-node-max-entries");
         self.slowlog_log_slower_than = self.num("slowlog-log-slower-than");
         self.slowlog_max_len = size(self.num("slowlog-max-len").max(0));

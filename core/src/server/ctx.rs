@@ -165,8 +165,9 @@ impl<'a> Ctx<'a> {
         v
     }
 
+    /// The access field of a key created now (see `State::new_access`).
     pub fn lru(&self) -> u32 {
-        self.st.lru_clock()
+        self.st.new_access()
     }
 
     /// A *STORE whose result is empty: Redis deletes the destination (one change, a `del`

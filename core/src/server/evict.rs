@@ -81,6 +81,8 @@ fn pick_victim(ctx: &mut Ctx<'_>, policy: EvictionPolicy, samples: usize) -> Opt
                     e.expire_at
                 }
                 AllKeysRandom | VolatileRandom => 0,
+                // The least frequently used (Redis: idle = 255 - count, the most idle goes).
+                AllKeysLfu | VolatileLfu => ctx.st.lfu_count(e.lru) as i64,
                 _ => e.lru as i64,
             };
             if best.as_ref().is_none_or(|b| score < b.2) {

@@ -17,8 +17,9 @@ use crate::util::Rng;
 
 /// Databases a shard starts with (`databases`' default, as Redis's).
 pub const DEFAULT_DBS: usize = 16;
-/// The most databases `databases` may set: an effect names its database in one byte.
-pub const MAX_DBS: usize = 256;
+/// The most databases `databases` may set: an effect and a snapshot record name their
+/// database in one byte, and a snapshot's 0xFF marks a state record.
+pub const MAX_DBS: usize = 255;
 
 #[derive(Default, Clone)]
 pub struct Stats {
@@ -198,14 +199,45 @@ fn no_probe() -> usize {
     0
 }
 
+/// A key's access field after one access now: the clock, or under LFU its counter after
+/// Redis's updateLFU (decay, then a logarithmic increment drawn from `rng`).
+#[inline]
+fn access(config: &Config, rng: &mut Rng, now_ms: i64, field: u32) -> u32 {
+    use crate::server::config::EvictionPolicy::*;
+    if !matches!(config.policy, AllKeysLfu | VolatileLfu) {
+        return (now_ms / 1000) as u32;
+    }
+    let r = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    crate::keyspace::lfu::touched(field, now_ms, config.lfu_decay_time, config.lfu_log_factor, r)
+}
+
 fn no_clock() -> u64 {
     0
 }
 
 impl State {
+    /// The access clock in seconds (LRU; INFO's lru_clock, OBJECT IDLETIME).
     #[inline]
     pub fn lru_clock(&self) -> u32 {
         (self.now_ms / 1000) as u32
+    }
+
+    /// Whether keys' access fields count frequency (an LFU `maxmemory-policy`).
+    #[inline]
+    pub fn lfu(&self) -> bool {
+        use crate::server::config::EvictionPolicy::*;
+        matches!(self.config.policy, AllKeysLfu | VolatileLfu)
+    }
+
+    /// The access field of a key created now: the clock, or under LFU the initial count.
+    #[inline]
+    pub fn new_access(&self) -> u32 {
+        if self.lfu() { crate::keyspace::lfu::init(self.now_ms) } else { self.lru_clock() }
+    }
+
+    /// A key's access counter as of now (OBJECT FREQ, eviction under LFU).
+    pub fn lfu_count(&self, field: u32) -> u32 {
+        crate::keyspace::lfu::decayed(field, self.now_ms, self.config.lfu_decay_time)
     }
 
     /// Checks a key's TTL. If it has passed, a primary deletes the key and emits DEL;
@@ -246,12 +278,12 @@ impl State {
             self.notify(crate::server::notify::KEY_MISS, "keymiss", key, db);
             return None;
         }
-        let (lru, touch) = (self.lru_clock(), !self.no_touch);
+        let touch = !self.no_touch;
         match self.dbs[db].keys.get_mut(key) {
             Some(e) => {
                 self.stats.keyspace_hits += 1;
                 if touch {
-                    e.lru = lru;
+                    e.lru = access(&self.config, &mut self.rng, self.now_ms, e.lru);
                 }
                 Some(e)
             }
@@ -265,10 +297,10 @@ impl State {
     /// Looks a key up for a write.
     pub fn write(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> Option<&mut Entry> {
         self.expire_if_needed(db, key, fx);
-        let (lru, touch) = (self.lru_clock(), !self.no_touch);
+        let touch = !self.no_touch;
         let e = self.dbs[db].keys.get_mut(key)?;
         if touch {
-            e.lru = lru;
+            e.lru = access(&self.config, &mut self.rng, self.now_ms, e.lru);
         }
         Some(e)
     }
@@ -284,9 +316,9 @@ impl State {
     pub fn set_value(&mut self, db: usize, key: &[u8], val: Value, keep_ttl: bool) {
         self.notify_new(db, key);
         // An overwrite keeps the access time its lookup gave it (Redis's dbSetValue), so
-        // under NO-TOUCH the old one.
-        let lru = match self.no_touch {
-            true => self.dbs[db].keys.get(key).map_or_else(|| self.lru_clock(), |e| e.lru),
+        // under NO-TOUCH the old one; under LFU always the old count (its lookup counted).
+        let lru = match self.no_touch || self.lfu() {
+            true => self.dbs[db].keys.get(key).map_or_else(|| self.new_access(), |e| e.lru),
             false => self.lru_clock(),
         };
         self.dbs[db].set(key, val, keep_ttl, lru);

@@ -30,7 +30,8 @@ fn elapsed(ldt: u32, now: u32) -> u32 {
 /// decrement (0: no decay). What OBJECT FREQ shows and eviction compares.
 pub fn decayed(field: u32, now_ms: i64, decay_minutes: u32) -> u32 {
     let (ldt, counter) = ((field >> 8) & 0xffff, field & 255);
-    let periods = if decay_minutes > 0 { elapsed(ldt, minutes(now_ms)) / decay_minutes } else { 0 };
+    // Decay time 0: no decay.
+    let periods = elapsed(ldt, minutes(now_ms)).checked_div(decay_minutes).unwrap_or(0);
     counter.saturating_sub(periods)
 }
 

@@ -286,11 +286,15 @@ pub fn hgetall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if argv.len() == 2 {
-        let Ok(h) = read_hash!(ctx, argv[1]) else { return };
-        let Some(h) = h else { return ctx.reply.null() };
-        let fields: Vec<Vec<u8>> = h.pairs().into_iter().map(|(f, _)| f.to_vec()).collect();
-        let i = ctx.st.rng.below(fields.len() as u64) as usize;
-        return ctx.reply.bulk(&fields[i]);
+        if read_hash!(ctx, argv[1]).is_err() {
+            return;
+        }
+        let db = ctx.db();
+        let st = &mut *ctx.st;
+        let Some(Value::Hash(h)) = st.dbs[db].keys.get_mut(argv[1]).map(|e| &mut e.val) else { return ctx.reply.null() };
+        h.before_sampling();
+        let Some((f, _)) = h.random_pair(&mut st.rng) else { return ctx.reply.null() };
+        return ctx.reply.bulk(f);
     }
     let Some(count) = ctx.int_arg(argv[2]) else { return };
     // Redis accepts -LONG_MAX..LONG_MAX, then reads WITHVALUES.
@@ -312,12 +316,17 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if count < -(MAX_REPEATED_PICKS as i64) {
         return ctx.err(COUNT_RANGE_ERR);
     }
-    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
-    let Some(h) = h else { return ctx.reply.array(0) };
-    let pairs: Vec<(Vec<u8>, Vec<u8>)> = h.pairs().into_iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
+    if read_hash!(ctx, argv[1]).is_err() {
+        return;
+    }
+    let db = ctx.db();
+    let Some(Value::Hash(h)) = ctx.st.dbs[db].keys.get_mut(argv[1]).map(|e| &mut e.val) else { return ctx.reply.array(0) };
+    h.before_sampling();
+    let h = &*h;
+    let rng = &mut ctx.st.rng;
     let resp3 = ctx.reply.resp3;
     let pair_arrays = with_values && resp3;
-    let write = |reply: &mut crate::protocol::reply::Reply, (f, v): &(Vec<u8>, Vec<u8>)| {
+    let write = |reply: &mut crate::protocol::reply::Reply, (f, v): (&[u8], &[u8])| {
         if pair_arrays {
             reply.array(2);
         }
@@ -331,9 +340,9 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         // Picks with repetitions, written as they are made: first made on a copy of the
         // generator to size the reply.
         let picks = count.unsigned_abs();
-        let mut sizing = ctx.st.rng.clone();
+        let mut sizing = rng.clone();
         let reply_size = repeated_picks_size(picks, || {
-            let (f, v) = &pairs[sizing.below(pairs.len() as u64) as usize];
+            let Some((f, v)) = h.random_pair(&mut sizing) else { return 0 };
             let mut n = bulk_reply_len(f.len());
             if with_values {
                 n += bulk_reply_len(v.len()) + if resp3 { 4 } else { 0 };
@@ -346,30 +355,44 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         ctx.reply.buf.reserve(reply_size);
         header(ctx.reply, picks as usize);
         for _ in 0..picks {
-            let i = ctx.st.rng.below(pairs.len() as u64) as usize;
-            write(ctx.reply, &pairs[i]);
+            let Some(p) = h.random_pair(rng) else { break };
+            write(ctx.reply, p);
         }
         return;
     }
     // count is not negative here: compared as u64, never cut to a (32-bit) usize.
-    let picks: Vec<usize> = if count == 0 {
+    let len = h.len();
+    let picks: Vec<(&[u8], &[u8])> = if count == 0 {
         Vec::new()
-    } else if count as u64 >= pairs.len() as u64 {
-        (0..pairs.len()).collect()
-    } else {
-        // Partial Fisher-Yates: `count` distinct indexes.
+    } else if count as u64 >= len as u64 {
+        h.pairs()
+    } else if (count as u64) * 3 <= len as u64 {
+        // A few of many (Redis's CASE 4): random picks until `count` distinct ones, so the
+        // work follows the count, not the hash's size.
         let count = count as usize;
-        let mut idx: Vec<usize> = (0..pairs.len()).collect();
-        for i in 0..count {
-            let j = i + ctx.st.rng.below((idx.len() - i) as u64) as usize;
-            idx.swap(i, j);
+        let mut seen = alloc::collections::BTreeSet::new();
+        let mut picks = Vec::with_capacity(count);
+        while picks.len() < count {
+            let Some((f, v)) = h.random_pair(rng) else { break };
+            if seen.insert(f) {
+                picks.push((f, v));
+            }
         }
-        idx.truncate(count);
-        idx
+        picks
+    } else {
+        // Most of them (count > a third of the size): partial Fisher-Yates.
+        let count = count as usize;
+        let mut all = h.pairs();
+        for i in 0..count {
+            let j = i + rng.below((all.len() - i) as u64) as usize;
+            all.swap(i, j);
+        }
+        all.truncate(count);
+        all
     };
     header(ctx.reply, picks.len());
-    for i in picks {
-        write(ctx.reply, &pairs[i]);
+    for p in picks {
+        write(ctx.reply, p);
     }
 }
 

@@ -282,7 +282,8 @@ pub fn randomkey(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
     let db = ctx.db();
     // Bounded retries past expired keys, like Redis's dbRandomKey.
     for _ in 0..100 {
-        let Some((k, _)) = ctx.st.dbs[db].keys.random(&mut ctx.st.rng) else {
+        ctx.st.dbs[db].keys.before_sampling();
+        let Some((k, _)) = ctx.st.dbs[db].keys.fair_random(&mut ctx.st.rng) else {
             return ctx.reply.null();
         };
         let k = k.to_vec();

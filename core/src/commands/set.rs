@@ -195,6 +195,7 @@ pub fn spop(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
     let mut rng = core::mem::replace(&mut ctx.st.rng, Rng::new(0));
     let s = set_mut(ctx, key);
+    s.before_sampling();
     let m = s.random(&mut rng).expect("stored sets are never empty");
     s.remove(&m);
     let empty = s.is_empty();
@@ -287,7 +288,9 @@ pub fn srandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let db = ctx.db();
     let st = &mut *ctx.st;
-    let Some(Value::Set(s)) = st.dbs[db].keys.get(argv[1]).map(|e| &e.val) else { return };
+    let Some(Value::Set(s)) = st.dbs[db].keys.get_mut(argv[1]).map(|e| &mut e.val) else { return };
+    s.before_sampling();
+    let s = &*s;
     let rng = &mut st.rng;
     let Some(count) = count else {
         let m = s.random(rng).expect("stored sets are never empty");
@@ -313,6 +316,19 @@ pub fn srandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         Vec::new()
     } else if count as u64 >= s.len() as u64 {
         s.members()
+    } else if (count as u64) * 3 <= s.len() as u64 {
+        // A few of many (Redis's CASE 4): random picks until `count` distinct ones, so the
+        // work follows the count, not the set's size.
+        let count = count as usize;
+        let mut seen = alloc::collections::BTreeSet::new();
+        let mut picks = Vec::with_capacity(count);
+        while picks.len() < count {
+            let Some(m) = s.random(rng) else { break };
+            if seen.insert(m.clone()) {
+                picks.push(m);
+            }
+        }
+        picks
     } else {
         let count = count as usize;
         let mut members = s.members();

@@ -35,6 +35,8 @@ const MIN_BUCKETS: usize = 4;
 /// doubling well before the next one is due), and empty ones looked at at most.
 const STEP_BUCKETS: usize = 2;
 const STEP_EMPTY: usize = 20;
+/// Elements a fair pick chooses among (Redis's GETFAIR_NUM_ENTRIES).
+const FAIR_GATHER: usize = 15;
 
 impl<V> Dict<V> {
     pub fn new(seed: u64) -> Self {
@@ -332,6 +334,80 @@ impl<V> Dict<V> {
         None
     }
 
+    /// Rehashing work in proportion to a sample about to be drawn, as Redis's
+    /// dictGetSomeKeys does first: a table that is read but no longer written finishes its
+    /// rehash, where picks are fairest (in the middle of one, elements after long runs of
+    /// empty buckets come up more often).
+    pub fn before_sampling(&mut self) {
+        for _ in 0..FAIR_GATHER {
+            if !self.is_rehashing() {
+                break;
+            }
+            self.rehash_step();
+        }
+    }
+
+    /// A random element, fair whatever the chains' lengths (Redis's
+    /// dictGetFairRandomKey; call `before_sampling` first where the table can be written): up to 15 elements gathered from consecutive buckets at a
+    /// random place (whole chains), then one of them uniformly. `random` alone picks a
+    /// bucket first, so an element in a long chain comes up less often than one alone.
+    pub fn fair_random(&self, rng: &mut Rng) -> Option<(&[u8], &V)> {
+        let mut found: [Option<(&[u8], &V)>; FAIR_GATHER] = [None; FAIR_GATHER];
+        let n = self.some_elements(rng, &mut found);
+        if n == 0 {
+            return self.random(rng);
+        }
+        found[rng.below(n as u64) as usize]
+    }
+
+    /// Redis's dictGetSomeKeys: fills `out` with elements of consecutive buckets from a
+    /// random one, jumping elsewhere after a run of empty buckets, for at most ten steps
+    /// per element wanted. Returns how many it found. While rehashing, the buckets walked
+    /// are the live ones of both tables in a row (the old table's unmoved ones, then the
+    /// new table's), so no bucket is a more likely start than another (Redis jumps to the
+    /// rehash index, favouring what follows it; a set read but never written again stays
+    /// mid-rehash here).
+    fn some_elements<'a>(&'a self, rng: &mut Rng, out: &mut [Option<(&'a [u8], &'a V)>]) -> usize {
+        let want = out.len().min(self.len);
+        if want == 0 {
+            return 0;
+        }
+        let lo = if self.is_rehashing() { self.rehash_idx } else { 0 };
+        let old = self.t[0].len() - lo;
+        let total = old + self.t[1].len();
+        let bucket = |v: usize| if v < old { &self.t[0][lo + v] } else { &self.t[1][v - old] };
+        let mut v = rng.below(total as u64) as usize;
+        let (mut stored, mut empty_run) = (0, 0);
+        for _ in 0..want * 10 {
+            match bucket(v).as_deref() {
+                None => {
+                    empty_run += 1;
+                    if empty_run >= 5 && empty_run > want {
+                        v = rng.below(total as u64) as usize;
+                        empty_run = 0;
+                        continue;
+                    }
+                }
+                Some(mut node) => {
+                    empty_run = 0;
+                    loop {
+                        out[stored] = Some((&node.key, &node.val));
+                        stored += 1;
+                        if stored == want {
+                            return stored;
+                        }
+                        match node.next.as_deref() {
+                            Some(next) => node = next,
+                            None => break,
+                        }
+                    }
+                }
+            }
+            v = if v + 1 == total { 0 } else { v + 1 };
+        }
+        stored
+    }
+
     /// The heap bytes one element costs the table beyond its key and value: its node.
     pub fn node_bytes() -> u64 {
         crate::util::memsize::alloc(mem::size_of::<Node<V>>())
@@ -413,6 +489,45 @@ mod tests {
     use super::*;
     use alloc::collections::BTreeSet;
     use alloc::format;
+
+    /// Redis's chi-square of draws over ten values (its suite's threshold: 40).
+    fn chi_square(counts: &[u64]) -> f64 {
+        let total: u64 = counts.iter().sum();
+        let p = (total / counts.len() as u64) as f64;
+        counts.iter().map(|&v| (v as f64 - p).powi(2) / p).sum()
+    }
+
+    #[test]
+    fn fair_random_is_fair_mid_rehash_and_with_long_chains() {
+        let mut d: Dict<usize> = Dict::new(11);
+        let mut i = 0;
+        while !(d.is_rehashing() && d.len() >= 9) {
+            d.insert(format!("m{i}").as_bytes(), i);
+            i += 1;
+        }
+        let mut rng = Rng::new(3);
+        let mut counts = alloc::vec![0u64; d.len()];
+        for _ in 0..1000 {
+            counts[*d.fair_random(&mut rng).unwrap().1] += 1;
+        }
+        assert!(chi_square(&counts) < 40.0, "mid-rehash: {counts:?}");
+        // A table grown large and emptied down to ten members: it shrinks as they go, and
+        // stays mid-rehash once nothing is written (ten members in runs of empty buckets).
+        let mut d: Dict<usize> = Dict::new(12);
+        for i in 0..5000 {
+            d.insert(format!("m{i}").as_bytes(), i);
+        }
+        for i in 10..5000 {
+            d.remove(format!("m{i}").as_bytes());
+        }
+        assert!(d.is_rehashing(), "the test needs a table mid-shrink");
+        let mut counts = alloc::vec![0u64; 10];
+        for _ in 0..1000 {
+            d.before_sampling();
+            counts[*d.fair_random(&mut rng).unwrap().1] += 1;
+        }
+        assert!(chi_square(&counts) < 40.0, "sparse: {counts:?}");
+    }
 
     #[test]
     fn basic() {

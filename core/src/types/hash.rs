@@ -92,6 +92,22 @@ impl HashValue {
         }
     }
 
+    /// See `Dict::before_sampling`.
+    pub fn before_sampling(&mut self) {
+        if let HashValue::Table(d) = self {
+            d.before_sampling();
+        }
+    }
+
+    /// A random field and its value, as fair as Redis's picks (`Dict::fair_random`).
+    pub fn random_pair(&self, rng: &mut crate::util::Rng) -> Option<(&[u8], &[u8])> {
+        match self {
+            HashValue::Listpack(v) if v.is_empty() => None,
+            HashValue::Listpack(v) => v.get(rng.below(v.len() as u64) as usize).map(|(a, b)| (&**a, &**b)),
+            HashValue::Table(d) => d.fair_random(rng).map(|(a, b)| (a, &**b)),
+        }
+    }
+
     pub fn pairs(&self) -> Vec<(&[u8], &[u8])> {
         let mut out = Vec::with_capacity(self.len());
         match self {

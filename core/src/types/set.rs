@@ -261,10 +261,17 @@ impl SetValue {
         out
     }
 
-    /// A random member (a table picks a bucket, then a member of its chain: `Dict::random`).
-    /// None when empty.
+    /// A random member, as fair as Redis's picks (`Dict::fair_random` for a table). None
+    /// when empty.
     pub fn random(&self, rng: &mut Rng) -> Option<Vec<u8>> {
         self.random_with(rng, |m| m.to_vec())
+    }
+
+    /// See `Dict::before_sampling`.
+    pub fn before_sampling(&mut self) {
+        if let SetValue::Table(d) = self {
+            d.before_sampling();
+        }
     }
 
     /// `random`, lending the member to `f` rather than copying it.
@@ -272,7 +279,7 @@ impl SetValue {
         match self {
             SetValue::Ints(s) if !s.is_empty() => Some(f(IntText::new(s.get(rng.below(s.len() as u64) as usize)).as_bytes())),
             SetValue::Ints(_) => None,
-            SetValue::Table(d) => d.random(rng).map(|(k, _)| f(k)),
+            SetValue::Table(d) => d.fair_random(rng).map(|(k, _)| f(k)),
         }
     }
 

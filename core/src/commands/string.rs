@@ -382,32 +382,39 @@ pub fn strlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 fn incr_decr(ctx: &mut Ctx<'_>, key: &[u8], by: i64) {
     let db = ctx.db();
-    let cur = match ctx.st.write(db, key, ctx.fx) {
+    const OVERFLOW: &str = "ERR increment or decrement would overflow";
+    // One lookup: the value is replaced through the entry the write lookup found.
+    let existed = match ctx.st.write(db, key, ctx.fx) {
         None => None,
-        Some(e) => match &e.val {
-            Value::Int(i) => Some(*i),
-            Value::Str(s) => match parse_i64(s) {
-                Some(i) => Some(i),
-                None => return ctx.not_integer(),
-            },
-            Value::Raw(s) => match parse_i64(s) {
-                Some(i) => Some(i),
-                None => return ctx.not_integer(),
-            },
-            _ => return ctx.reply.error(WRONGTYPE),
-        },
-    };
-    let old = cur.unwrap_or(0);
-    let Some(new) = old.checked_add(by) else {
-        return ctx.err("ERR increment or decrement would overflow");
-    };
-    match cur {
-        Some(_) => {
-            ctx.st.dbs[db].keys.get_mut(key).unwrap().val = Value::Int(new);
-            ctx.st.signal_modified_key(db, key);
+        Some(e) => {
+            let cur = match &e.val {
+                Value::Int(i) => *i,
+                Value::Str(s) => match parse_i64(s) {
+                    Some(i) => i,
+                    None => return ctx.not_integer(),
+                },
+                Value::Raw(s) => match parse_i64(s) {
+                    Some(i) => i,
+                    None => return ctx.not_integer(),
+                },
+                _ => return ctx.reply.error(WRONGTYPE),
+            };
+            let Some(new) = cur.checked_add(by) else { return ctx.err(OVERFLOW) };
+            e.val = Value::Int(new);
+            Some(new)
         }
-        None => ctx.st.set_value(db, key, Value::Int(new), false),
-    }
+    };
+    let new = match existed {
+        Some(new) => {
+            ctx.st.signal_modified_key(db, key);
+            new
+        }
+        None => {
+            let Some(new) = 0i64.checked_add(by) else { return ctx.err(OVERFLOW) };
+            ctx.st.set_value(db, key, Value::Int(new), false);
+            new
+        }
+    };
     ctx.dirty += 1;
     ctx.notify(notify::STRING, "incrby", key);
     ctx.reply.int(new);

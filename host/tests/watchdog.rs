@@ -8,30 +8,40 @@ use std::process::Command;
 
 use common::Raw;
 
-struct Node(std::process::Child);
+/// A node process, killed when dropped, and its data dir, removed after it.
+struct Node {
+    child: std::process::Child,
+    _dir: tempfile::TempDir,
+}
 
 impl Drop for Node {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
+}
+
+/// `memoria up --single-process` with `args`, its output in a file the test reads; the
+/// data dir lives as long as the node.
+fn single_node(args: &[&str]) -> (u16, Node, tempfile::NamedTempFile) {
+    let port = common::free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
+        .args(["up", "--single-process", "--no-snapshots", "--bind", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--data-dir", dir.path().to_str().unwrap()])
+        .args(args)
+        .stdout(log.reopen().unwrap())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .expect("memoria binary");
+    common::wait_listening(port);
+    (port, Node { child, _dir: dir }, log)
 }
 
 #[test]
 fn a_call_past_engine_call_timeout_is_interrupted_and_the_shard_serves_again() {
-    let port = common::free_port();
-    let dir = tempfile::tempdir().unwrap();
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let _node = Node(
-        Command::new(env!("CARGO_BIN_EXE_memoria"))
-            .args(["up", "--single-process", "--no-snapshots", "--bind", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--data-dir", dir.path().to_str().unwrap(), "--engine-call-timeout", "1000"])
-            .stdout(log.reopen().unwrap())
-            .stderr(log.reopen().unwrap())
-            .spawn()
-            .expect("memoria binary"),
-    );
-    common::wait_listening(port);
+    let (port, _node, log) = single_node(&["--engine-call-timeout", "1000"]);
     let mut c = Raw::connect(port);
     assert_eq!(c.cmd(&["CONFIG", "GET", "engine-call-timeout"]), b"*2\r\n$19\r\nengine-call-timeout\r\n$4\r\n1000\r\n");
     assert_eq!(c.cmd(&["SET", "acknowledged", "before"]), b"+OK\r\n");
@@ -63,19 +73,7 @@ fn a_call_past_engine_call_timeout_is_interrupted_and_the_shard_serves_again() {
 /// engine, as a runaway command would.
 #[test]
 fn an_interrupted_command_is_refused_when_it_comes_back() {
-    let port = common::free_port();
-    let dir = tempfile::tempdir().unwrap();
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let _node = Node(
-        Command::new(env!("CARGO_BIN_EXE_memoria"))
-            .args(["up", "--single-process", "--no-snapshots", "--bind", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--data-dir", dir.path().to_str().unwrap(), "--engine-call-timeout", "300", "--enable-debug-command", "yes"])
-            .stdout(log.reopen().unwrap())
-            .stderr(log.reopen().unwrap())
-            .spawn()
-            .expect("memoria binary"),
-    );
-    common::wait_listening(port);
+    let (port, _node, log) = single_node(&["--engine-call-timeout", "300", "--enable-debug-command", "yes"]);
     let interrupted = |r: &[u8]| r.starts_with(b"-ERR command interrupted: the shard's engine ran past engine-call-timeout (300 ms)");
     let refused =
         |r: &[u8], name: &str| r.starts_with(format!("-ERR command refused: this {name} ran past engine-call-timeout before and was interrupted").as_bytes());

@@ -1117,11 +1117,15 @@ fn validate_node(lp: &[u8], master: StreamId) -> Result<(u64, u64), &'static str
             }
             n
         };
-        for _ in 0..(if same { n } else { 2 * n }) {
+        // Counts come from the input: checked, so a huge one is refused, not wrapped into
+        // one that passes (the fuzzer's find, a RESTORE payload could carry it too).
+        let fields = if same { Some(n) } else { n.checked_mul(2) };
+        for _ in 0..fields.ok_or(BAD)? {
             q = any(q)?;
         }
         let (count, r) = int(q)?;
-        if count != n + 3 + if same { 0 } else { n + 1 } {
+        let want = if same { n.checked_add(3) } else { n.checked_mul(2).and_then(|x| x.checked_add(4)) };
+        if Some(count) != want {
             return Err(BAD);
         }
         let id = StreamId::new(master.ms.wrapping_add(msd as u64), master.seq.wrapping_add(seqd as u64));
@@ -1374,6 +1378,26 @@ mod tests {
         let mut b = Vec::new();
         lp::push_str(&mut b, b"-42");
         assert_eq!(lp::get(&b, 0).map(|x| x.0), Some(Ele::Int(-42)));
+    }
+
+    /// A node whose entry claims more fields than an i64 can double (found by the `log`
+    /// fuzz target): refused, where the count check once overflowed.
+    #[test]
+    fn a_node_with_a_huge_field_count_is_refused() {
+        let master = StreamId::new(5, 0);
+        for n in [i64::MAX, i64::MAX / 2 + 1, (1 << 62) + 1] {
+            let mut lp = Vec::new();
+            for v in [1i64, 0, 0] {
+                lp::push_int(&mut lp, v); // live, deleted, master fields
+            }
+            lp::push_int(&mut lp, 0); // the master entry's terminator
+            for v in [0i64, 0, 0, n] {
+                lp::push_int(&mut lp, v); // flags, ms delta, seq delta, field count
+            }
+            // What a wrapped 2 * n and n + 3 + n + 1 would have matched.
+            lp::push_int(&mut lp, n.wrapping_mul(2).wrapping_add(4));
+            assert_eq!(validate_node(&lp, master), Err("malformed stream node"), "n = {n}");
+        }
     }
 
     #[test]

@@ -78,10 +78,11 @@ impl Shard {
         true
     }
 
-    /// The watchdog's suspects among the commands of `m` (no look while there are none).
+    /// The watchdog's suspects among the commands of `m` (no look while there are none;
+    /// a blocked client's commands wait, they do not run in this batch).
     fn suspects_of(&self, m: &ShardMsg) -> Vec<crate::poison::Fingerprint> {
-        let ShardMsg::Commands { records, .. } = m else { return Vec::new() };
-        if !self.host.poison.has_suspects() {
+        let ShardMsg::Commands { id, records } = m else { return Vec::new() };
+        if !self.host.poison.has_suspects() || self.blocking.is_blocked(*id) {
             return Vec::new();
         }
         let all: Vec<_> = batch::BatchReader::new(records).filter(|r| r.kind == batch::REC_COMMAND).map(|r| crate::poison::fingerprint(r.payload)).collect();

@@ -394,8 +394,9 @@ pub fn spawn_writers(port: u16, writers: usize, each: usize) -> Vec<std::thread:
         .collect()
 }
 
-/// A `memoria up` process on a free loopback port, killed when dropped.
-pub struct UpProcess(pub Child);
+/// A `memoria up` process on a free loopback port, killed when dropped, and the data dir
+/// `memoria_up` made for it (None: the test gave its own), removed after it.
+pub struct UpProcess(pub Child, Option<tempfile::TempDir>);
 
 impl Drop for UpProcess {
     fn drop(&mut self) {
@@ -405,16 +406,20 @@ impl Drop for UpProcess {
 }
 
 /// Starts `memoria up --bind 127.0.0.1 --port <free> <args>` and waits for its port.
+/// Without `--data-dir` in `args` it runs in a fresh temporary one: never in the default
+/// `./memoria-data` of the test's working directory, where runs would share a log.
 pub fn memoria_up(args: &[&str]) -> (UpProcess, u16) {
     let port = free_port();
+    let own_dir = (!args.contains(&"--data-dir")).then(|| tempfile::tempdir().unwrap());
     let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
         .args(["up", "--bind", "127.0.0.1", "--port", &port.to_string()])
+        .args(own_dir.iter().flat_map(|d| [std::ffi::OsStr::new("--data-dir"), d.path().as_os_str()]))
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("memoria binary");
-    let up = UpProcess(child);
+    let up = UpProcess(child, own_dir);
     wait_listening(port);
     (up, port)
 }

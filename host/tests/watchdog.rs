@@ -73,8 +73,9 @@ fn a_call_past_engine_call_timeout_is_interrupted_and_the_shard_serves_again() {
 /// engine, as a runaway command would.
 #[test]
 fn an_interrupted_command_is_refused_when_it_comes_back() {
-    let (port, _node, log) = single_node(&["--engine-call-timeout", "300", "--enable-debug-command", "yes"]);
-    let interrupted = |r: &[u8]| r.starts_with(b"-ERR command interrupted: the shard's engine ran past engine-call-timeout (300 ms)");
+    // A limit far above what the test's ordinary commands take, so only the sleeps hit it.
+    let (port, _node, log) = single_node(&["--engine-call-timeout", "1000", "--enable-debug-command", "yes"]);
+    let interrupted = |r: &[u8]| interrupted_at(r, 1000);
     let refused =
         |r: &[u8], name: &str| r.starts_with(format!("-ERR command refused: this {name} ran past engine-call-timeout before and was interrupted").as_bytes());
 
@@ -128,11 +129,11 @@ fn an_interrupted_command_is_refused_when_it_comes_back() {
     let text = std::fs::read_to_string(log.path()).unwrap();
     assert!(text.lines().any(|l| l.contains("refusing these commands from now on") && l.contains("DEBUG")), "node log: {text}");
 
-    // A new engine-call-timeout judges anew: the command runs again (and within 2 s).
+    // A new engine-call-timeout judges anew: the list is emptied, and the command runs
+    // again (interrupted under the new limit, not refused).
     assert_eq!(c.cmd(&["CONFIG", "SET", "engine-call-timeout", "2000"]), b"+OK\r\n");
+    memoria_info_shows(&mut c, &["poisoned_commands:0"]);
     let mut d = Raw::connect(port);
-    let r = d.cmd(&["DEBUG", "SLEEP", "0.1"]);
-    assert_eq!(r, b"+OK\r\n");
     assert!(interrupted_at(&d.cmd(&["DEBUG", "SLEEP", "30"]), 2000));
     assert!(refused(&Raw::connect(port).cmd(&["DEBUG", "SLEEP", "30"]), "DEBUG"));
     memoria_info_shows(&mut Raw::connect(port), &["poisoned_commands:1"]);

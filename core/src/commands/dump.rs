@@ -10,7 +10,6 @@ use alloc::vec::Vec;
 
 use crate::keyspace::object::NO_EXPIRE;
 use crate::rdb;
-use crate::server::config::EvictionPolicy;
 use crate::server::ctx::Ctx;
 use crate::server::notify;
 use crate::util::{IntText, eq_ic};
@@ -119,7 +118,7 @@ pub fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         return ctx.reply.ok();
     }
-    let lfu = matches!(ctx.st.config.policy, EvictionPolicy::AllKeysLfu | EvictionPolicy::VolatileLfu);
+    let lfu = ctx.st.lfu();
     // Redis's objectSetLRUOrLFU: FREQ sets the count (LFU policies), IDLETIME dates the
     // last access back (the others); each is ignored under the other kind of policy.
     let lru = match (o.freq, o.idletime) {

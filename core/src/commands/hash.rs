@@ -367,18 +367,7 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     } else if count as u64 >= len as u64 {
         h.pairs()
     } else if (count as u64) * 3 <= len as u64 {
-        // A few of many (Redis's CASE 4): random picks until `count` distinct ones, so the
-        // work follows the count, not the hash's size.
-        let count = count as usize;
-        let mut seen = alloc::collections::BTreeSet::new();
-        let mut picks = Vec::with_capacity(count);
-        while picks.len() < count {
-            let Some((f, v)) = h.random_pair(rng) else { break };
-            if seen.insert(f) {
-                picks.push((f, v));
-            }
-        }
-        picks
+        crate::commands::distinct_picks(count as usize, || h.random_pair(rng), |&(f, _)| f)
     } else {
         // Most of them (count > a third of the size): partial Fisher-Yates.
         let count = count as usize;

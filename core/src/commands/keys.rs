@@ -400,14 +400,9 @@ pub fn object_refcount(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
 }
 
-fn lfu_policy(ctx: &Ctx<'_>) -> bool {
-    use crate::server::config::EvictionPolicy::*;
-    matches!(ctx.st.config.policy, AllKeysLfu | VolatileLfu)
-}
-
 pub fn object_idletime(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let now = ctx.st.lru_clock();
-    let lfu = lfu_policy(ctx);
+    let lfu = ctx.st.lfu();
     let Some(e) = object_entry(ctx, argv[2]) else { return ctx.reply.null() };
     let idle = now.saturating_sub(e.lru) as i64;
     if lfu {
@@ -417,7 +412,7 @@ pub fn object_idletime(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn object_freq(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let lfu = lfu_policy(ctx);
+    let lfu = ctx.st.lfu();
     let Some(field) = object_entry(ctx, argv[2]).map(|e| e.lru) else {
         return ctx.reply.null();
     };

@@ -317,18 +317,7 @@ pub fn srandmember(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     } else if count as u64 >= s.len() as u64 {
         s.members()
     } else if (count as u64) * 3 <= s.len() as u64 {
-        // A few of many (Redis's CASE 4): random picks until `count` distinct ones, so the
-        // work follows the count, not the set's size.
-        let count = count as usize;
-        let mut seen = alloc::collections::BTreeSet::new();
-        let mut picks = Vec::with_capacity(count);
-        while picks.len() < count {
-            let Some(m) = s.random(rng) else { break };
-            if seen.insert(m.clone()) {
-                picks.push(m);
-            }
-        }
-        picks
+        crate::commands::distinct_picks(count as usize, || s.random(rng), Vec::clone)
     } else {
         let count = count as usize;
         let mut members = s.members();

@@ -382,7 +382,6 @@ pub fn strlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 fn incr_decr(ctx: &mut Ctx<'_>, key: &[u8], by: i64) {
     let db = ctx.db();
-    const OVERFLOW: &str = "ERR increment or decrement would overflow";
     // One lookup: the value is replaced through the entry the write lookup found.
     let existed = match ctx.st.write(db, key, ctx.fx) {
         None => None,
@@ -399,7 +398,7 @@ fn incr_decr(ctx: &mut Ctx<'_>, key: &[u8], by: i64) {
                 },
                 _ => return ctx.reply.error(WRONGTYPE),
             };
-            let Some(new) = cur.checked_add(by) else { return ctx.err(OVERFLOW) };
+            let Some(new) = cur.checked_add(by) else { return ctx.err("ERR increment or decrement would overflow") };
             e.val = Value::Int(new);
             Some(new)
         }
@@ -409,10 +408,10 @@ fn incr_decr(ctx: &mut Ctx<'_>, key: &[u8], by: i64) {
             ctx.st.signal_modified_key(db, key);
             new
         }
+        // A missing key counts from 0: `by` itself, which cannot overflow.
         None => {
-            let Some(new) = 0i64.checked_add(by) else { return ctx.err(OVERFLOW) };
-            ctx.st.set_value(db, key, Value::Int(new), false);
-            new
+            ctx.st.set_value(db, key, Value::Int(by), false);
+            by
         }
     };
     ctx.dirty += 1;

@@ -17,6 +17,13 @@ pub enum EvictionPolicy {
     VolatileTtl,
 }
 
+impl EvictionPolicy {
+    /// An LFU policy: keys' access fields count frequency instead of holding a clock.
+    pub fn is_lfu(self) -> bool {
+        matches!(self, EvictionPolicy::AllKeysLfu | EvictionPolicy::VolatileLfu)
+    }
+}
+
 const POLICIES: &[(&str, EvictionPolicy)] = &[
     ("noeviction", EvictionPolicy::NoEviction),
     ("allkeys-lru", EvictionPolicy::AllKeysLru),

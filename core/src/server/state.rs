@@ -135,8 +135,6 @@ pub struct State {
 }
 
 impl State {
-    /// An empty shard: 16 databases, default configuration, no clients, dispatching
-    /// through the commands of `table`.
     /// At least `n` databases (at most [`MAX_DBS`]): `databases` set at start, or a
     /// database named by the log or a snapshot of a node that had more (its data is kept,
     /// whatever this node's `databases` says; only SELECT and the like go by the setting).
@@ -148,6 +146,8 @@ impl State {
         }
     }
 
+    /// An empty shard: 16 databases, default configuration, no clients, dispatching
+    /// through the commands of `table`.
     pub fn new(seed: u64, table: &'static [CommandSpec]) -> State {
         let dbs = (0..DEFAULT_DBS).map(|i| Db::new(seed.wrapping_add(i as u64))).collect();
         State {
@@ -203,8 +203,7 @@ fn no_probe() -> usize {
 /// Redis's updateLFU (decay, then a logarithmic increment drawn from `rng`).
 #[inline]
 fn access(config: &Config, rng: &mut Rng, now_ms: i64, field: u32) -> u32 {
-    use crate::server::config::EvictionPolicy::*;
-    if !matches!(config.policy, AllKeysLfu | VolatileLfu) {
+    if !config.policy.is_lfu() {
         return (now_ms / 1000) as u32;
     }
     let r = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
@@ -225,8 +224,7 @@ impl State {
     /// Whether keys' access fields count frequency (an LFU `maxmemory-policy`).
     #[inline]
     pub fn lfu(&self) -> bool {
-        use crate::server::config::EvictionPolicy::*;
-        matches!(self.config.policy, AllKeysLfu | VolatileLfu)
+        self.config.policy.is_lfu()
     }
 
     /// The access field of a key created now: the clock, or under LFU the initial count.

@@ -300,21 +300,17 @@ impl<V> Dict<V> {
         if self.len == 0 {
             return None;
         }
-        // Buckets of both tables in a row, skipping the old table's moved (empty) ones.
-        let n0 = self.t[0].len();
-        let lo = if self.is_rehashing() { self.rehash_idx } else { 0 };
-        let total = n0 + self.t[1].len();
-        let bucket = |i: usize| if i < n0 { &self.t[0][i] } else { &self.t[1][i - n0] };
-        let mut idx = lo + rng.below((total - lo) as u64) as usize;
+        let (total, bucket) = self.live_buckets();
+        let mut idx = rng.below(total as u64) as usize;
         for _ in 0..100 {
             if bucket(idx).is_some() {
                 break;
             }
-            idx = lo + rng.below((total - lo) as u64) as usize;
+            idx = rng.below(total as u64) as usize;
         }
         // Fill factor is kept >= 1/8, so the loop above almost always succeeded; otherwise walk.
         while bucket(idx).is_none() {
-            idx = if idx + 1 >= total { lo } else { idx + 1 };
+            idx = if idx + 1 >= total { 0 } else { idx + 1 };
         }
         let mut chain = 0u64;
         let mut cur = bucket(idx).as_deref();
@@ -347,9 +343,19 @@ impl<V> Dict<V> {
         }
     }
 
+    /// The buckets that can hold elements, in a row: the old table's not yet moved ones,
+    /// then the new table's (just the table when not rehashing). Their count, and the
+    /// bucket at a place in the row.
+    fn live_buckets<'a>(&'a self) -> (usize, impl Fn(usize) -> &'a Bucket<V> + 'a) {
+        let lo = if self.is_rehashing() { self.rehash_idx } else { 0 };
+        let old = self.t[0].len() - lo;
+        (old + self.t[1].len(), move |v: usize| if v < old { &self.t[0][lo + v] } else { &self.t[1][v - old] })
+    }
+
     /// A random element, fair whatever the chains' lengths (Redis's
-    /// dictGetFairRandomKey; call `before_sampling` first where the table can be written): up to 15 elements gathered from consecutive buckets at a
-    /// random place (whole chains), then one of them uniformly. `random` alone picks a
+    /// dictGetFairRandomKey; call `before_sampling` first where the table can be
+    /// written): up to 15 elements gathered from consecutive buckets at a random place
+    /// (whole chains), then one of them uniformly. `random` alone picks a
     /// bucket first, so an element in a long chain comes up less often than one alone.
     pub fn fair_random(&self, rng: &mut Rng) -> Option<(&[u8], &V)> {
         let mut found: [Option<(&[u8], &V)>; FAIR_GATHER] = [None; FAIR_GATHER];
@@ -372,10 +378,7 @@ impl<V> Dict<V> {
         if want == 0 {
             return 0;
         }
-        let lo = if self.is_rehashing() { self.rehash_idx } else { 0 };
-        let old = self.t[0].len() - lo;
-        let total = old + self.t[1].len();
-        let bucket = |v: usize| if v < old { &self.t[0][lo + v] } else { &self.t[1][v - old] };
+        let (total, bucket) = self.live_buckets();
         let mut v = rng.below(total as u64) as usize;
         let (mut stored, mut empty_run) = (0, 0);
         for _ in 0..want * 10 {

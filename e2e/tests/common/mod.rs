@@ -50,11 +50,24 @@ pub fn free_port_run(n: u16) -> u16 {
         if base as u32 + n as u32 > 32_000 {
             continue;
         }
-        if (0..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+        if (0..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) && handed_out(base, n) {
             return base;
         }
     }
     panic!("no run of {n} free ports between 20000 and 32000");
+}
+
+/// True when none of `base..base + n` was handed out before in this process, and then
+/// marks them. Tests of one binary run in parallel: two given the same free ports (both
+/// probed them before either bound them) would start two servers on one port.
+fn handed_out(base: u16, n: u16) -> bool {
+    static HANDED: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut handed = HANDED.lock().unwrap_or_else(|e| e.into_inner());
+    if (base..base + n).any(|p| handed.contains(&p)) {
+        return false;
+    }
+    handed.extend(base..base + n);
+    true
 }
 
 pub fn tempdir(tag: &str) -> PathBuf {

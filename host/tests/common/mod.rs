@@ -94,10 +94,24 @@ pub fn free_port() -> u16 {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let mix = std::process::id().wrapping_mul(2_654_435_761) ^ nanos ^ NEXT.fetch_add(1, Ordering::Relaxed).wrapping_mul(40_503);
         let port = 20_000 + (mix % 12_000) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() && handed_out(port) {
             return port;
         }
     }
+}
+
+/// True the first time this process hands out `port`. Tests of one binary run in
+/// parallel: two of them given the same free port (both probed it before either bound it)
+/// would start two servers on it, and the one that lost the bind would serve its test
+/// through the other's process, which may end first (CI saw `connect` fail that way).
+fn handed_out(port: u16) -> bool {
+    static HANDED: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut handed = HANDED.lock().unwrap_or_else(|e| e.into_inner());
+    if handed.contains(&port) {
+        return false;
+    }
+    handed.push(port);
+    true
 }
 
 impl RedisServer {
@@ -411,15 +425,27 @@ impl Drop for UpProcess {
 pub fn memoria_up(args: &[&str]) -> (UpProcess, u16) {
     let port = free_port();
     let own_dir = (!args.contains(&"--data-dir")).then(|| tempfile::tempdir().unwrap());
+    // Its stderr goes to a file, shown if it ends before it listens (a bad flag, a port
+    // taken meanwhile by another process).
+    let stderr = tempfile::NamedTempFile::new().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_memoria"))
         .args(["up", "--bind", "127.0.0.1", "--port", &port.to_string()])
         .args(own_dir.iter().flat_map(|d| [std::ffi::OsStr::new("--data-dir"), d.path().as_os_str()]))
         .args(args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr.reopen().unwrap())
         .spawn()
         .expect("memoria binary");
-    let up = UpProcess(child, own_dir);
-    wait_listening(port);
-    (up, port)
+    let mut up = UpProcess(child, own_dir);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(Some(status)) = up.0.try_wait() {
+            panic!("memoria up {args:?} ended ({status}) before it listened on {port}: {}", std::fs::read_to_string(stderr.path()).unwrap_or_default());
+        }
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return (up, port);
+        }
+        assert!(Instant::now() < deadline, "memoria did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

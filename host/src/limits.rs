@@ -67,6 +67,9 @@ pub struct HostLimits {
     obuf_text: std::sync::Mutex<String>,
     /// Lines for the engine that never change (tls-port and the like).
     fixed: String,
+    /// The engine's other parameters a CONFIG SET changed, by name: a rebuilt engine
+    /// (after a watchdog interrupt, a trap, a replica's reload) starts with them.
+    carried: std::sync::Mutex<Vec<(String, String)>>,
     /// Connections open now (TLS handshakes included).
     pub clients: AtomicUsize,
     /// Connections refused by `maxclients`.
@@ -109,6 +112,7 @@ impl HostLimits {
             pubsub: ClassLimit::default(),
             obuf_text: std::sync::Mutex::new(String::new()),
             fixed: String::new(),
+            carried: Default::default(),
             clients: AtomicUsize::new(0),
             rejected: AtomicU64::new(0),
             output_limit_drops: AtomicU64::new(0),
@@ -166,7 +170,13 @@ impl HostLimits {
                         *self.obuf_text.lock().unwrap_or_else(|e| e.into_inner()) = l.render();
                     }
                 }
-                _ => {}
+                _ => {
+                    let mut carried = self.carried.lock().unwrap_or_else(|e| e.into_inner());
+                    match carried.iter_mut().find(|(n, _)| n == k) {
+                        Some((_, value)) => *value = v.to_string(),
+                        None => carried.push((k.to_string(), v.to_string())),
+                    }
+                }
             }
         }
     }
@@ -184,6 +194,9 @@ impl HostLimits {
         );
         t.push_str(&format!("client-output-buffer-limit {}\n", self.obuf_text.lock().unwrap_or_else(|e| e.into_inner())));
         t.push_str(&self.fixed);
+        for (k, v) in self.carried.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            t.push_str(&format!("{k} {v}\n"));
+        }
         t
     }
 

@@ -68,6 +68,39 @@ fn a_call_past_engine_call_timeout_is_interrupted_and_the_shard_serves_again() {
     assert!(text.contains("the watchdog interrupted an engine call") && text.contains(": SORT"), "node log: {text}");
 }
 
+/// What CONFIG SET changed outlives the engine instance: after an interrupt the rebuilt
+/// engine has the same parameters (the host gives it every one a CONFIG SET changed, not
+/// only the connection limits it enforces itself), new-key events (`n`, which the shown
+/// value omits after `A`) included.
+#[test]
+fn a_rebuilt_engine_keeps_what_config_set_changed() {
+    let (port, _node, _log) = single_node(&["--engine-call-timeout", "1000", "--enable-debug-command", "yes"]);
+    let mut c = Raw::connect(port);
+    let changed = [
+        ("latency-monitor-threshold", "100"),
+        ("slowlog-max-len", "7"),
+        ("maxmemory-policy", "allkeys-lru"),
+        ("hash-max-listpack-entries", "3"),
+        ("notify-keyspace-events", "AKEn"),
+        ("timeout", "3600"),
+    ];
+    for (name, value) in changed {
+        assert_eq!(c.cmd(&["CONFIG", "SET", name, value]), b"+OK\r\n", "{name}");
+    }
+    let shown = |c: &mut Raw| changed.map(|(name, _)| String::from_utf8(c.cmd(&["CONFIG", "GET", name])).unwrap());
+    let before = shown(&mut c);
+    assert!(before[4].ends_with("$3\r\nAKE\r\n"), "{}", before[4]);
+    assert!(interrupted_at(&c.cmd(&["DEBUG", "SLEEP", "30"]), 1000));
+    let mut d = Raw::connect(port);
+    assert_eq!(shown(&mut d), before);
+    assert_eq!(d.cmd(&["HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4"]), b":4\r\n");
+    assert_eq!(d.cmd(&["OBJECT", "ENCODING", "h"]), b"$9\r\nhashtable\r\n");
+    let mut sub = Raw::connect(port);
+    sub.cmd(&["SUBSCRIBE", "__keyevent@0__:new"]);
+    assert_eq!(d.cmd(&["SET", "fresh", "1"]), b"+OK\r\n");
+    assert_eq!(sub.read_reply(), b"*3\r\n$7\r\nmessage\r\n$18\r\n__keyevent@0__:new\r\n$5\r\nfresh\r\n");
+}
+
 /// A command the watchdog interrupted is refused when it comes back, so a client that
 /// retries it cannot stall the shard again (`poison.rs`). `DEBUG SLEEP` spins in the
 /// engine, as a runaway command would.

@@ -161,11 +161,17 @@ impl<'a> Arbitrary<'a> for Steps {
     }
 }
 
-/// A REC_CONFIG payload: one `name value` line for each of `config::HOST_PARAMS`, in order.
+/// A REC_CONFIG payload: one `name value` line for each of `config::HOST_PARAMS`, in order,
+/// then one for each other parameter a CONFIG SET changed (each a parameter, once).
 fn check_host_config(payload: &[u8]) {
+    use memoria_core::server::config::{Config, HOST_PARAMS};
     let text = std::str::from_utf8(payload).expect("config record is UTF-8");
     let names: Vec<&str> = text.lines().map(|l| l.split_once(' ').map_or(l, |(n, _)| n)).collect();
-    assert_eq!(names, memoria_core::server::config::HOST_PARAMS, "config record names: {text:?}");
+    assert_eq!(&names[..HOST_PARAMS.len().min(names.len())], HOST_PARAMS, "config record names: {text:?}");
+    let rest = &names[HOST_PARAMS.len()..];
+    for (i, n) in rest.iter().enumerate() {
+        assert!(Config::all_names().contains(n) && !HOST_PARAMS.contains(n) && !rest[..i].contains(n), "config record line {n:?}: {text:?}");
+    }
     assert!(text.ends_with('\n'), "config record ends with a newline: {text:?}");
 }
 

@@ -202,6 +202,15 @@ impl OutputLimits {
 /// Parses a memory value like redis.conf's `memtoull`: digits with an optional
 /// k/kb/m/mb/g/gb suffix (k = 1000, kb = 1024).
 /// Whether `name` is a parameter fixed at start (the host sets it, CONFIG SET refuses it).
+/// The flags as text that parses back to all of them (`render_notify` omits `n` after `A`).
+fn full_notify(f: u32) -> String {
+    let mut s = render_notify(f);
+    if f & crate::server::notify::NEW != 0 && !s.contains('n') {
+        s.push('n');
+    }
+    s
+}
+
 pub fn is_immutable(name: &str) -> bool {
     PARAMS.iter().any(|p| p.name == name && matches!(p.kind, Kind::Immutable))
 }
@@ -281,6 +290,9 @@ pub struct Config {
     pub latency_percentiles: Vec<f64>,
     /// A CONFIG SET succeeded since the engine last told the host its parameters.
     pub host_changed: bool,
+    /// Parameters a CONFIG SET changed (by index in `PARAMS`): the host keeps their
+    /// values and gives them to a rebuilt engine, so a change outlives the instance.
+    set_at_runtime: Vec<bool>,
 }
 
 impl Default for Config {
@@ -313,6 +325,7 @@ impl Default for Config {
             latency_monitor_threshold: 0,
             latency_percentiles: Vec::new(),
             host_changed: false,
+            set_at_runtime: vec![false; PARAMS.len()],
         };
         c.refresh();
         c
@@ -343,10 +356,16 @@ impl Config {
 
     /// Host-set immutable facts (port, bind, dir).
     pub fn set_fixed(&mut self, name: &str, value: &str) {
-        if let Some(i) = Self::index(name) {
+        let Some(i) = Self::index(name) else { return };
+        if matches!(PARAMS[i].kind, Kind::KeyspaceEvents) {
+            // Shown as Redis renders it (which can drop `n`), kept as given.
+            let Some(f) = parse_notify(value) else { return };
+            self.values[i] = render_notify(f);
+            self.notify_flags = f;
+        } else {
             self.values[i] = value.to_string();
-            self.refresh();
         }
+        self.refresh();
     }
 
     pub fn value(&self, name: &str) -> Option<&str> {
@@ -357,6 +376,7 @@ impl Config {
     pub fn set_many(&mut self, pairs: &[(&[u8], &[u8])]) -> Result<(), String> {
         let mut staged = self.values.clone();
         let mut seen = Vec::new();
+        let mut changed = Vec::new();
         // The parsed notification flags: the rendered value can drop `n` (after `A`).
         let mut notify = None;
         for (name, value) in pairs {
@@ -371,6 +391,7 @@ impl Config {
                 return Err(format!("ERR CONFIG SET failed (possibly related to argument '{}') - duplicate parameter", name_s));
             }
             seen.push((i, via_alias));
+            changed.push(i);
             let v = String::from_utf8_lossy(value).into_owned();
             let fail = |why: &str| format!("ERR CONFIG SET failed (possibly related to argument '{}') - {}", name_s, why);
             staged[i] = match PARAMS[i].kind {
@@ -431,6 +452,9 @@ impl Config {
         self.values = staged;
         self.refresh();
         self.host_changed = true;
+        for i in changed {
+            self.set_at_runtime[i] = true;
+        }
         if let Some(f) = notify {
             self.notify_flags = f;
         }
@@ -476,14 +500,31 @@ impl Config {
         self.latency_percentiles = self.value("latency-tracking-info-percentiles").unwrap_or("").split_whitespace().filter_map(|p| p.parse().ok()).collect();
     }
 
-    /// `name value` lines of the parameters the host enforces (`HOST_PARAMS`).
+    /// `name value` lines of the parameters the host enforces (`HOST_PARAMS`), then of
+    /// every other parameter a CONFIG SET changed, for the host to give a rebuilt engine
+    /// (`set_fixed` takes them back). The password is not among them (it lives in the
+    /// default ACL user, which the log and snapshots carry), nor a value a line cannot hold.
     pub fn host_values(&self) -> String {
         let mut t = String::new();
-        for n in HOST_PARAMS {
+        let mut line = |n: &str, v: &str| {
             t.push_str(n);
             t.push(' ');
-            t.push_str(self.value(n).unwrap_or(""));
+            t.push_str(v);
             t.push('\n');
+        };
+        for n in HOST_PARAMS {
+            line(n, self.value(n).unwrap_or(""));
+        }
+        for (i, p) in PARAMS.iter().enumerate() {
+            let v = &self.values[i];
+            if !self.set_at_runtime[i] || HOST_PARAMS.contains(&p.name) || p.name == "requirepass" || v.contains(['\n', '\r']) {
+                continue;
+            }
+            match p.kind {
+                // Every flag, `n` included (the shown value can omit it).
+                Kind::KeyspaceEvents => line(p.name, &full_notify(self.notify_flags)),
+                _ => line(p.name, v),
+            }
         }
         t
     }

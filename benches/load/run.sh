@@ -54,6 +54,10 @@ usage: benches/load/run.sh [options]
   --vs-primary  with --durable: also measure the primary node's own port in the same
                 alternation and print the stable endpoint's figures as a ratio of it
                 (what reaching the primary through the documented port costs)
+  --vs-build PATH
+                also run the memoria binary at PATH (another build: the same flags, the
+                same mode, its own ports and data dir), measured in the same alternation,
+                and print this build's figures as a ratio of it (before/after a change)
   --no-preload  do not load all KEYS keys into the servers before measuring
   -o FILE       also write the markdown table to FILE
   -h            this help
@@ -83,6 +87,7 @@ tls=0
 acl=0
 vs_mem=0
 vs_primary=0
+other_bin=""
 outfile=""
 
 while [[ $# -gt 0 ]]; do
@@ -102,6 +107,7 @@ while [[ $# -gt 0 ]]; do
         --acl) acl=1; shift ;;
         --vs-in-memory) vs_mem=1; shift ;;
         --vs-primary) vs_primary=1; shift ;;
+        --vs-build) other_bin="$2"; shift 2 ;;
         --durable) durable=1; shift ;;
         --pg3az) durable=1; pg3az=1; shift ;;
         --tls) tls=1; shift ;;
@@ -114,6 +120,8 @@ done
 need_tools redis-server redis-benchmark redis-cli
 if [[ $vs_mem == 1 && $durable == 0 ]]; then echo "--vs-in-memory compares the durable node with an in-memory one: add --durable or --pg3az" >&2; exit 2; fi
 if [[ $vs_mem == 1 && $tls == 1 ]]; then echo "--vs-in-memory with --tls is not supported" >&2; exit 2; fi
+if [[ -n $other_bin && ( $pg3az == 1 || $tls == 1 ) ]]; then echo "--vs-build with --pg3az or --tls is not supported" >&2; exit 2; fi
+[[ -z $other_bin || -x $other_bin ]] || { echo "--vs-build: no memoria binary at $other_bin" >&2; exit 1; }
 [[ -x "$memoria_bin" ]] || { echo "memoria binary not found at $memoria_bin: cargo build --release -p memoria-host (or pass -b)" >&2; exit 1; }
 
 mode="durable (log on)"
@@ -287,10 +295,28 @@ if [[ $vs_mem == 1 ]]; then
     servers="$servers memoria-mem"
 fi
 
+if [[ -n $other_bin ]]; then
+    # The other build beside this one, started the same way, with the flags it has.
+    other_port=$(free_port)
+    while [[ -n "$(printf '%s\n' "${port[@]}" "$console_port" | grep -x "$other_port")" ]]; do other_port=$(free_port); done
+    other_args=()
+    other_help=$("$other_bin" up --help 2>/dev/null || true)
+    if [[ $durable == 1 ]] && grep -q -- '--node-port-base' <<<"$other_help"; then other_args+=(--node-port-base "$(free_port)"); fi
+    if grep -q -- '--console-port' <<<"$other_help"; then other_args+=(--console-port "$(free_port)"); fi
+    if grep -q -- '--no-metrics' <<<"$other_help"; then other_args+=(--no-metrics); fi
+    # shellcheck disable=SC2086
+    "$other_bin" up --port "$other_port" --bind 127.0.0.1 --data-dir "$work/memoria-other-data" "${other_args[@]}" $memoria_args \
+        >"$work/memoria-other.log" 2>&1 &
+    pids+=($!)
+    wait_ready "$other_port" memoria-other $!
+    port[memoria-other]=$other_port
+    servers="$servers memoria-other"
+fi
+
 # Every key the benchmark can touch exists, with a value of the benchmarked size, so GETs
 # hit (redis-benchmark's keys are key:<12-digit zero-padded number>).
 if [[ $preload == 1 ]]; then
-    for s in redis memoria $([[ $vs_mem == 1 ]] && echo memoria-mem); do
+    for s in redis memoria $([[ $vs_mem == 1 ]] && echo memoria-mem) $([[ -n $other_bin ]] && echo memoria-other); do
         echo "preloading $keyspace keys of $datasize bytes into $s…" >&2
         awk -v n="$keyspace" -v d="$datasize" 'BEGIN {
             v = sprintf("%*s", d, ""); gsub(/ /, "x", v);
@@ -453,6 +479,12 @@ table=$(
         echo "The log's cost: the durable node against \`memoria up --in-memory\` (no log), same run:"
         echo
         compare_table memoria-mem "in-memory" memoria "durable"
+    fi
+    if [[ -n $other_bin ]]; then
+        echo
+        echo "This build against the build at \`$other_bin\`, same mode, same run:"
+        echo
+        compare_table memoria-other "other build" memoria "this build"
     fi
     if [[ $vs_primary == 1 ]]; then
         echo

@@ -28,7 +28,8 @@ fn main() {
             "rustc",
             "-p",
             "memoria-core",
-            "--release",
+            "--profile",
+            "engine",
             "--target",
             "wasm32-unknown-unknown",
             "--features",
@@ -54,7 +55,7 @@ fn main() {
              (rust-toolchain.toml pins the toolchain and the wasm32 target)."
         );
     }
-    let module_path = target_dir.join("wasm32-unknown-unknown/release/memoria_core.wasm");
+    let module_path = target_dir.join("wasm32-unknown-unknown/engine/memoria_core.wasm");
     let module = std::fs::read(&module_path).unwrap_or_else(|e| panic!("reading {}: {e}", module_path.display()));
     let component = wit_component::ComponentEncoder::default()
         .module(&module)

@@ -105,8 +105,9 @@ impl EngineFactory {
 /// The engine's command clock: µs since this process first read it (monotonic; only
 /// differences are used).
 fn monotonic_us() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed().as_micros() as u64
+    static START: std::sync::OnceLock<quanta::Instant> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(quanta::Instant::now);
+    quanta::Instant::now().saturating_duration_since(start).as_micros() as u64
 }
 
 /// Ticks far enough away never to come (about 5.8 million years of 10 ms ticks).

@@ -21,7 +21,10 @@ usage: benches/load/run.sh [options]
                 on a random key) as a script by EVALSHA and as a library function by FCALL;
                 `geoadd` (random members at one point into `geo:bench`) and `geosearch`
                 (GEOSEARCH FROMLONLAT … BYRADIUS 5 km ASC COUNT 10 on `geo:set`, which is
-                preloaded with 100,000 members spread over about 1°×1° around Palermo)
+                preloaded with 100,000 members spread over about 1°×1° around Palermo);
+                `restore` (RESTORE key:<random> 0 <payload> REPLACE, the payload a DUMP of a
+                -d-byte string made by the server measured; sent by restore-load, built
+                with cargo build --release -p memoria-benches --bin restore-load)
   -n N          requests per run, or "auto": calibrated on redis-server so one run
                 lasts about -s seconds (default: auto)
   -s SECONDS    target length of one run for -n auto (default: 5)
@@ -362,6 +365,12 @@ fi
 bench() { # server test pipeline n
     local out line auth=() what=(-t "$2")
     [[ $1 == memoria-acl ]] && auth=(--user bench -a bench-pw)
+    if [[ $2 == restore ]]; then
+        out=$("$restore_load" -h 127.0.0.1 -p "${port[$1]}" -P "$3" -n "$4" -c "$clients" -d "$datasize" -r "$keyspace" 2>"$work/bench.err") \
+            || { echo "restore-load against $1 failed:" >&2; cat "$work/bench.err" >&2; exit 1; }
+        printf '%s\n' "$out" | tr -d '"' | awk -F, 'NR > 1 && $1 != "" { print $2, $5, $7; exit }'
+        return
+    fi
     case $2 in
         evalsha) what=(EVALSHA "$limiter_sha" 1 "rl:__rand_int__" 1000000 60000) ;;
         fcall) what=(FCALL limit 1 "rl:__rand_int__" 1000000 60000) ;;
@@ -380,6 +389,11 @@ bench() { # server test pipeline n
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 IFS=, read -r -a test_list <<<"$tests"
+restore_load="$(dirname "$memoria_bin")/restore-load"
+if [[ ",$tests," == *,restore,* ]]; then
+    [[ $tls == 0 ]] || { echo "-t restore with --tls is not supported" >&2; exit 2; }
+    [[ -x $restore_load ]] || { echo "no $restore_load: cargo build --release -p memoria-benches --bin restore-load" >&2; exit 1; }
+fi
 declare -A nreq rps p50 p99
 
 # Calibrate -n on redis-server so each run lasts about $seconds.

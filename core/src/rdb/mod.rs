@@ -41,7 +41,10 @@ pub enum Error {
 }
 
 fn crc64(data: &[u8]) -> u64 {
-    crc::Crc::<u64>::new(&crc::CRC_64_REDIS).checksum(data)
+    // Built once, at compile time: `Crc::new` at run time computes its tables on every
+    // call (that was nearly half of a RESTORE of 1 KB). Slicing by 16 bytes.
+    static CRC64: crc::Crc<u64, crc::Table<16>> = crc::Crc::<u64, crc::Table<16>>::new(&crc::CRC_64_REDIS);
+    CRC64.checksum(data)
 }
 
 /// Appends the version and the checksum that end a payload.

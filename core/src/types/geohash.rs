@@ -205,7 +205,7 @@ fn haversine(a: Point, b: Point, sin: impl Fn(f64) -> f64, cos: impl Fn(f64) -> 
     let (lat1, lat2) = (deg_to_rad(a.lat), deg_to_rad(b.lat));
     let u = sin((lat2 - lat1) / 2.0);
     let h = u * u + cos(lat1) * cos(lat2) * v * v;
-    2.0 * EARTH_RADIUS_M * asin(libm::sqrt(h))
+    2.0 * EARTH_RADIUS_M * asin(crate::util::sqrt(h))
 }
 
 /// Whether `fast_distance` shows `p` beyond `limit` meters from `c` by a margin far
@@ -285,7 +285,7 @@ impl Shape {
     fn reach_m(&self) -> f64 {
         let r = match self.extent {
             Extent::Radius(r) => r,
-            Extent::Box { width, height } => libm::sqrt((width / 2.0) * (width / 2.0) + (height / 2.0) * (height / 2.0)),
+            Extent::Box { width, height } => crate::util::sqrt((width / 2.0) * (width / 2.0) + (height / 2.0) * (height / 2.0)),
         };
         r * self.to_meters
     }

@@ -372,7 +372,7 @@ fn tau(mut x: f64) -> f64 {
     let mut y = 1.0;
     let mut z = 1.0 - x;
     loop {
-        x = libm::sqrt(x);
+        x = crate::util::sqrt(x);
         let prev = z;
         y *= 0.5;
         // Redis writes pow(1 - x, 2): glibc's pow is within 0.52 ulp, so it agrees with

@@ -12,6 +12,22 @@ pub use glob::glob_match;
 pub use num::*;
 pub use rng::Rng;
 
+/// The square root, correctly rounded (IEEE 754 requires it of both paths, so they agree
+/// bit for bit). In the component, std's: wasm's `f64.sqrt` instruction; `libm`'s on
+/// wasm32 is a software loop (a fifth of a GEOSEARCH's time). Natively, `libm` uses the
+/// CPU's instruction itself.
+#[inline]
+pub fn sqrt(x: f64) -> f64 {
+    #[cfg(feature = "component")]
+    {
+        x.sqrt()
+    }
+    #[cfg(not(feature = "component"))]
+    {
+        libm::sqrt(x)
+    }
+}
+
 /// Runs `f` on the `n` arguments `arg` gives, held on the stack up to 16 (every usual
 /// command), so running a command allocates nothing for its argument vector.
 pub fn with_args<'a, R>(n: usize, arg: impl Fn(usize) -> &'a [u8], f: impl FnOnce(&[&'a [u8]]) -> R) -> R {

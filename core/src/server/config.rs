@@ -199,9 +199,6 @@ impl OutputLimits {
     }
 }
 
-/// Parses a memory value like redis.conf's `memtoull`: digits with an optional
-/// k/kb/m/mb/g/gb suffix (k = 1000, kb = 1024).
-/// Whether `name` is a parameter fixed at start (the host sets it, CONFIG SET refuses it).
 /// The flags as text that parses back to all of them (`render_notify` omits `n` after `A`).
 fn full_notify(f: u32) -> String {
     let mut s = render_notify(f);
@@ -211,10 +208,13 @@ fn full_notify(f: u32) -> String {
     s
 }
 
+/// Whether `name` is a parameter fixed at start (the host sets it, CONFIG SET refuses it).
 pub fn is_immutable(name: &str) -> bool {
     PARAMS.iter().any(|p| p.name == name && matches!(p.kind, Kind::Immutable))
 }
 
+/// Parses a memory value like redis.conf's `memtoull`: digits with an optional
+/// k/kb/m/mb/g/gb suffix (k = 1000, kb = 1024).
 pub fn parse_memory(s: &str) -> Option<u64> {
     let l = s.to_ascii_lowercase();
     let (num, mul): (&str, u64) = if let Some(n) = l.strip_suffix("gb") {

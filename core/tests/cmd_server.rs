@@ -273,6 +273,37 @@ fn dbsize_flush_time_lastsave() {
     ck(&mut h, "LASTSAVE", int(T0 / 1000));
 }
 
+/// COMMAND INFO's flags as redis-server 7.0.15 lists them: its order, `movablekeys` for
+/// commands whose keys are found by reading their arguments (cluster clients such as
+/// redis-py then ask COMMAND GETKEYS where the keys are), `may_replicate` hidden.
+#[test]
+fn command_info_flags_as_redis_lists_them() {
+    let mut h = H::new();
+    for (name, flags) in [
+        ("xread", &["readonly", "blocking", "movablekeys"][..]),
+        ("xreadgroup", &["write", "blocking", "movablekeys"]),
+        ("sort", &["write", "denyoom", "movablekeys"]),
+        ("sort_ro", &["readonly", "movablekeys"]),
+        ("zunionstore", &["write", "denyoom", "movablekeys"]),
+        ("lmpop", &["write", "movablekeys"]),
+        ("eval", &["noscript", "stale", "skip_monitor", "no_mandatory_keys", "movablekeys"]),
+        ("publish", &["pubsub", "loading", "stale", "fast"]),
+        ("blpop", &["write", "noscript", "blocking"]),
+        ("exec", &["noscript", "loading", "stale", "skip_slowlog"]),
+        ("get", &["readonly", "fast"]),
+    ] {
+        let mut want = format!("*1\r\n*10\r\n${}\r\n{name}\r\n", name.len());
+        let reply = h.c(&format!("COMMAND INFO {name}"));
+        let arity = reply[want.len()..].lines().next().unwrap().to_string();
+        want.push_str(&arity);
+        want.push_str(&format!("\r\n*{}\r\n", flags.len()));
+        for f in flags {
+            want.push_str(&format!("+{f}\r\n"));
+        }
+        assert!(reply.starts_with(&want), "{name}: {reply}");
+    }
+}
+
 #[test]
 fn command_count_list_info_docs() {
     let mut h = H::new();

@@ -558,7 +558,11 @@ fn reply_command_info(ctx: &mut Ctx<'_>, c: &'static CommandSpec) {
     r.array(10);
     r.bulk(c.name.as_bytes());
     r.int(c.arity as i64);
-    let names: Vec<&str> = flags::NAMES.iter().filter(|(b, _)| c.flags & b != 0).map(|(_, n)| *n).collect();
+    let mut names: Vec<&str> = flags::NAMES.iter().filter(|(b, _)| c.flags & b != 0).map(|(_, n)| *n).collect();
+    if c.movable_keys() {
+        let at = names.iter().position(|n| *n == "allow_busy").unwrap_or(names.len());
+        names.insert(at, "movablekeys");
+    }
     r.set(names.len());
     for n in names {
         r.simple(n.as_bytes());

@@ -571,7 +571,10 @@ pub static COMMANDS: &[CommandSpec] = &[
             sort::sort
         )
     },
-    cmd!("sort_ro", -2, R | KEYSPACE, K1, "generic", "7.0.0", "Returns the sorted elements of a list, a set, or a sorted set.", sort::sort_ro),
+    CommandSpec {
+        movable: Movable::First,
+        ..cmd!("sort_ro", -2, R | KEYSPACE, K1, "generic", "7.0.0", "Returns the sorted elements of a list, a set, or a sorted set.", sort::sort_ro)
+    },
     cmd!("scan", -2, R | KEYSPACE, NK, "generic", "2.8.0", "Iterates over the key names in the database.", keys::scan),
     cmd!("randomkey", 1, R | KEYSPACE, NK, "generic", "1.0.0", "Returns a random key name from the database.", keys::randomkey),
     cmd!("rename", 3, W, (1, 2, 1), "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename),

@@ -59,6 +59,9 @@ pub mod flags {
     /// CMD_PROTECTED, which COMMAND INFO does not show either).
     pub const PROTECTED: u32 = 1 << 25;
 
+    /// The flags COMMAND INFO shows, in Redis 7.0's order (addReplyFlagsForCommand):
+    /// `movablekeys` is not a bit here (it comes from `CommandSpec::movable`) and goes
+    /// after `no_multi`; `may_replicate` is hidden, as Redis hides it.
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
@@ -66,6 +69,7 @@ pub mod flags {
         (ADMIN, "admin"),
         (PUBSUB, "pubsub"),
         (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
         (LOADING, "loading"),
         (STALE, "stale"),
         (SKIP_MONITOR, "skip_monitor"),
@@ -73,11 +77,9 @@ pub mod flags {
         (ASKING, "asking"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
-        (MAY_REPLICATE, "may_replicate"),
-        (BLOCKING, "blocking"),
-        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
     ];
 }
 
@@ -129,6 +131,9 @@ pub enum Movable {
     Streams,
     /// The key at 1 and STORE's destination (SORT).
     Sort,
+    /// The key at 1 only, read by a key procedure in Redis (SORT_RO), which makes it
+    /// movablekeys there.
+    First,
     /// The key at 1 and the destinations of STORE/STOREDIST options, which start at this
     /// position (GEORADIUS, GEORADIUSBYMEMBER).
     GeoStore(usize),
@@ -174,6 +179,7 @@ impl CommandSpec {
             Movable::NumKeys(at) => numkeys_keys(argv, at, false, out),
             Movable::Streams => stream_keys(argv, out),
             Movable::Sort => sort_keys(argv, out),
+            Movable::First => out.extend((argv.len() > 1).then_some(1)),
             Movable::DestNumKeys => numkeys_keys(argv, 2, true, out),
             Movable::GeoStore(at) => geo_store_keys(argv, at, out),
         }

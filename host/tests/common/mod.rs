@@ -281,7 +281,9 @@ pub struct LoggedPair {
     pub primary: u16,
     pub replica: u16,
     pub log: memoria_log::LogCore,
-    _dir: std::path::PathBuf,
+    /// Removed when the pair is dropped (the servers, which live until the test process
+    /// ends, keep their open files).
+    _dir: tempfile::TempDir,
 }
 
 /// A primary and a replica in one process, sharing one embedded SQLite log.
@@ -292,10 +294,9 @@ pub fn start_logged_pair(tag: &str) -> LoggedPair {
 /// `start_logged_pair`, with elections on a lease of `lease_ms` when given (which node
 /// leads is then the election's, not fixed).
 pub fn start_logged_pair_with_lease(tag: &str, lease_ms: Option<u64>) -> LoggedPair {
-    let dir = std::env::temp_dir().join(format!("memoria-{tag}-{}-{}", std::process::id(), free_port()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tempfile::Builder::new().prefix(&format!("memoria-{tag}-")).tempdir().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
-    let path = dir.join("log.sqlite");
+    let path = dir.path().join("log.sqlite");
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async move {

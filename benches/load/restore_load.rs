@@ -14,6 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use memoria_core::protocol::resp::encode_command;
+
 struct Opts {
     host: String,
     port: u16,
@@ -47,15 +49,6 @@ fn opts() -> anyhow::Result<Opts> {
     Ok(o)
 }
 
-fn encode(out: &mut Vec<u8>, args: &[&[u8]]) {
-    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 /// One reply's first line, and a bulk string's body when it is one.
 fn read_reply(r: &mut BufReader<TcpStream>) -> anyhow::Result<(String, Vec<u8>)> {
     let mut line = String::new();
@@ -77,9 +70,9 @@ fn payload(o: &Opts) -> anyhow::Result<Vec<u8>> {
     let mut w = s.try_clone()?;
     let mut r = BufReader::new(s);
     let mut req = Vec::new();
-    encode(&mut req, &[b"SET", b"restore-load:payload", &vec![b'x'; o.size]]);
-    encode(&mut req, &[b"DUMP", b"restore-load:payload"]);
-    encode(&mut req, &[b"DEL", b"restore-load:payload"]);
+    encode_command::<&[u8]>(&mut req, &[b"SET", b"restore-load:payload", &vec![b'x'; o.size]]);
+    encode_command::<&[u8]>(&mut req, &[b"DUMP", b"restore-load:payload"]);
+    encode_command::<&[u8]>(&mut req, &[b"DEL", b"restore-load:payload"]);
     w.write_all(&req)?;
     let (set, _) = read_reply(&mut r)?;
     anyhow::ensure!(set == "+OK", "SET: {set}");
@@ -119,7 +112,7 @@ fn main() -> anyhow::Result<()> {
                     x ^= x >> 7;
                     x ^= x << 17;
                     let key = format!("key:{:012}", x % keyspace);
-                    encode(&mut req, &[b"RESTORE", key.as_bytes(), b"0", &payload, b"REPLACE"]);
+                    encode_command::<&[u8]>(&mut req, &[b"RESTORE", key.as_bytes(), b"0", &payload, b"REPLACE"]);
                 }
                 let t = Instant::now();
                 w.write_all(&req)?;

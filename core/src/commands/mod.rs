@@ -64,10 +64,6 @@ pub fn bulk_reply_len(len: usize) -> u64 {
 /// 24 bytes, as `-1.7976931348623157e+308`).
 pub const DOUBLE_REPLY_MAX: u64 = 31;
 
-/// The size of a reply of `picks` picks with repetitions, None if it does not fit
-/// (`MAX_REPEATED_PICKS`, `MAX_REPEATED_PICKS_REPLY`): `next` makes the next pick (from a
-/// copy of the generator, so that the reply then makes the same ones) and tells (at least)
-/// its reply's size. The caller reserves that much, so the reply never grows by doubling.
 /// `count` distinct picks when they are a few of many (Redis's CASE 4 of SRANDMEMBER and
 /// HRANDFIELD, count * 3 <= size): `pick` draws at random until `count` with distinct
 /// `key`s came up, so the work follows the count, not the value's size. Stops early if
@@ -84,6 +80,10 @@ pub fn distinct_picks<T, K: Ord>(count: usize, mut pick: impl FnMut() -> Option<
     picks
 }
 
+/// The size of a reply of `picks` picks with repetitions, None if it does not fit
+/// (`MAX_REPEATED_PICKS`, `MAX_REPEATED_PICKS_REPLY`): `next` makes the next pick (from a
+/// copy of the generator, so that the reply then makes the same ones) and tells (at least)
+/// its reply's size. The caller reserves that much, so the reply never grows by doubling.
 pub fn repeated_picks_size(picks: u64, mut next: impl FnMut() -> u64) -> Option<usize> {
     if picks > MAX_REPEATED_PICKS || picks.saturating_mul(MIN_PICK_REPLY) > MAX_REPEATED_PICKS_REPLY {
         return None;

@@ -342,8 +342,17 @@ pub fn wait_blocked(port: u16, n: usize) {
 
 /// Waits until something listens on loopback `port` (a `memoria` process starting).
 pub fn wait_listening(port: u16) {
+    wait_listening_unless(port, || None);
+}
+
+/// `wait_listening`, failing at once with what `ended` says when it says something (the
+/// process that was to listen has exited).
+fn wait_listening_unless(port: u16, mut ended: impl FnMut() -> Option<String>) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(why) = ended() {
+            panic!("{why}");
+        }
         assert!(Instant::now() < deadline, "memoria did not start");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -438,15 +447,9 @@ pub fn memoria_up(args: &[&str]) -> (UpProcess, u16) {
         .spawn()
         .expect("memoria binary");
     let mut up = UpProcess(child, own_dir);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(Some(status)) = up.0.try_wait() {
-            panic!("memoria up {args:?} ended ({status}) before it listened on {port}: {}", std::fs::read_to_string(stderr.path()).unwrap_or_default());
-        }
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (up, port);
-        }
-        assert!(Instant::now() < deadline, "memoria did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_listening_unless(port, || {
+        let status = up.0.try_wait().ok().flatten()?;
+        Some(format!("memoria up {args:?} ended ({status}) before it listened on {port}: {}", std::fs::read_to_string(stderr.path()).unwrap_or_default()))
+    });
+    (up, port)
 }

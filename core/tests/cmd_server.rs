@@ -273,6 +273,27 @@ fn dbsize_flush_time_lastsave() {
     ck(&mut h, "LASTSAVE", int(T0 / 1000));
 }
 
+/// COMMAND GETKEYSANDFLAGS reports each key with the flags of the spec that finds it
+/// (host/tests/command_info.rs compares more invocations with redis-server).
+#[test]
+fn getkeysandflags_reports_spec_flags() {
+    let mut h = H::new();
+    let key = |k: &str, flags: &[&str]| {
+        let mut s = format!("*2\r\n${}\r\n{k}\r\n*{}\r\n", k.len(), flags.len());
+        for f in flags {
+            s.push_str(&format!("+{f}\r\n"));
+        }
+        s
+    };
+    ck(&mut h, "COMMAND GETKEYSANDFLAGS SET k v", format!("*1\r\n{}", key("k", &["OW", "update"])));
+    ck(&mut h, "COMMAND GETKEYSANDFLAGS SET k v GET", format!("*1\r\n{}", key("k", &["RW", "access", "update"])));
+    ck(&mut h, "COMMAND GETKEYSANDFLAGS LMOVE a b LEFT RIGHT", format!("*2\r\n{}{}", key("a", &["RW", "access", "delete"]), key("b", &["RW", "insert"])));
+    ck(&mut h, "COMMAND GETKEYSANDFLAGS SORT k BY w STORE d", format!("*2\r\n{}{}", key("k", &["RO", "access"]), key("d", &["OW", "update"])));
+    // A count the key spec cannot read goes through the key finder: no flags, as Redis.
+    ck(&mut h, "COMMAND GETKEYSANDFLAGS ZUNIONSTORE d +2 a b", format!("*3\r\n{}{}{}", key("a", &[]), key("b", &[]), key("d", &[])));
+    ck(&mut h, "COMMAND GETKEYSANDFLAGS SSUBSCRIBE c", err("ERR The command has no key arguments"));
+}
+
 /// COMMAND INFO's flags as redis-server 7.0.15 lists them: its order, `movablekeys` for
 /// commands whose keys are found by reading their arguments (cluster clients such as
 /// redis-py then ask COMMAND GETKEYS where the keys are), `may_replicate` hidden.
@@ -368,7 +389,7 @@ fn command_count_list_info_docs() {
     // RESP3: flags and ACL categories are sets, key specs maps.
     h.c("HELLO 3");
     let get3 = h.c("COMMAND INFO get");
-    assert!(get3.starts_with("*1\r\n*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n+@string\r\n+@fast\r\n~0\r\n*1\r\n%3\r\n$5\r\nflags\r\n"), "{get3:?}");
+    assert!(get3.starts_with("*1\r\n*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n+@string\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"), "{get3:?}");
     ck(&mut h, "COMMAND INFO nosuch", "*1\r\n_\r\n");
 
     // COMMAND DOCS: name → map with summary, since, group (and subcommands).

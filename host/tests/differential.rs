@@ -47,10 +47,6 @@ pub const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
     ),
     ("HELLO id, CLIENT ID/LIST/INFO, INFO, TIME, COMMAND INFO/DOCS details", "server-specific values; not generated"),
     (
-        "COMMAND INFO first/last/step of commands whose keys follow a numkeys argument (ZUNION…, LMPOP, BLMPOP, BZMPOP, SINTERCARD, EVAL…, FCALL…)",
-        "Redis reports 0 0 0 and movablekeys; Memoria reports the widest span (COMMAND GETKEYS, the tracker, ACL and slot checks all use the exact numkeys keys); not generated",
-    ),
-    (
         "LCS whose table of (len_a + 1) * (len_b + 1) u32 cells would pass the engine's 3 GiB (proto-max-bulk-len raised past that)",
         "Redis allocates the table (and spends O(len_a * len_b) filling it); Memoria refuses it with Redis's own 'Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len' error (the wasm32 engine ends at 4 GiB); not generated",
     ),

@@ -13,6 +13,7 @@ pub mod functions;
 pub mod geo;
 pub mod hash;
 pub mod hll;
+pub mod key_specs;
 pub mod keys;
 pub mod latency;
 pub mod memory;

@@ -4,9 +4,11 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::commands::key_specs;
 use crate::commands::table::COMMANDS;
 use crate::protocol::batch::{HostRequest, WaitRequest};
 use crate::server::ctx::Ctx;
+use crate::server::key_spec::{self, BeginSearch, FindKeys, KeySpec};
 use crate::server::spec::{CommandSpec, flags};
 use crate::util::eq_ic;
 
@@ -554,6 +556,8 @@ fn all_specs() -> Vec<&'static CommandSpec> {
 }
 
 fn reply_command_info(ctx: &mut Ctx<'_>, c: &'static CommandSpec) {
+    let meta = key_specs::meta(c.name);
+    let specs = key_specs::key_specs_of(c);
     let r = &mut *ctx.reply;
     r.array(10);
     r.bulk(c.name.as_bytes());
@@ -567,49 +571,107 @@ fn reply_command_info(ctx: &mut Ctx<'_>, c: &'static CommandSpec) {
     for n in names {
         r.simple(n.as_bytes());
     }
-    r.int(c.first_key as i64);
-    r.int(c.last_key as i64);
-    r.int(c.step as i64);
+    // Redis derives these from the key specs too (keys found by keyword or count: 0 0 0).
+    let (first, last, step) = key_spec::legacy_range(&specs);
+    r.int(first as i64);
+    r.int(last as i64);
+    r.int(step as i64);
     let cats = c.acl_categories();
     r.set(cats.len());
     for cat in cats {
         r.simple(cat.as_bytes());
     }
-    r.set(0);
-    if c.first_key > 0 {
-        r.array(1);
-        r.map(3);
-        r.bulk(b"flags");
-        let f: &[u8] = if c.is_write() { b"RW" } else { b"RO" };
-        r.array(1);
-        r.simple(f);
-        r.bulk(b"begin_search");
-        r.map(2);
-        r.bulk(b"type");
-        r.bulk(b"index");
-        r.bulk(b"spec");
-        r.map(1);
-        r.bulk(b"index");
-        r.int(c.first_key as i64);
-        r.bulk(b"find_keys");
-        r.map(2);
-        r.bulk(b"type");
-        r.bulk(b"range");
-        r.bulk(b"spec");
-        r.map(3);
-        r.bulk(b"lastkey");
-        r.int(if c.last_key < 0 { c.last_key as i64 } else { (c.last_key - c.first_key) as i64 });
-        r.bulk(b"keystep");
-        r.int(c.step as i64);
-        r.bulk(b"limit");
-        r.int(0);
-    } else {
-        r.array(0);
+    let tips = meta.map_or(&[][..], |m| m.tips);
+    r.set(tips.len());
+    for t in tips {
+        r.bulk(t.as_bytes());
+    }
+    r.set(specs.len());
+    for s in &specs {
+        reply_key_spec(r, s);
     }
     let subs = c.subcommands;
-    ctx.reply.array(subs.len());
+    // A command without subcommands shows an empty set, a container an array (Redis's shapes).
+    if subs.is_empty() {
+        ctx.reply.set(0);
+    } else {
+        ctx.reply.array(subs.len());
+    }
     for s in subs {
         reply_command_info(ctx, s);
+    }
+}
+
+/// One key spec as COMMAND INFO shows it: notes (if any), flags, begin_search, find_keys.
+fn reply_key_spec(r: &mut crate::protocol::reply::Reply, s: &KeySpec) {
+    r.map(3 + s.notes.is_some() as usize);
+    if let Some(n) = s.notes {
+        r.bulk(b"notes");
+        r.bulk(n.as_bytes());
+    }
+    r.bulk(b"flags");
+    let names: Vec<&str> = key_spec::key_flags::NAMES.iter().filter(|(b, _)| s.flags & b != 0).map(|(_, n)| *n).collect();
+    r.set(names.len());
+    for n in names {
+        r.simple(n.as_bytes());
+    }
+    r.bulk(b"begin_search");
+    r.map(2);
+    r.bulk(b"type");
+    match s.begin_search {
+        BeginSearch::Index(i) => {
+            r.bulk(b"index");
+            r.bulk(b"spec");
+            r.map(1);
+            r.bulk(b"index");
+            r.int(i as i64);
+        }
+        BeginSearch::Keyword { keyword, startfrom } => {
+            r.bulk(b"keyword");
+            r.bulk(b"spec");
+            r.map(2);
+            r.bulk(b"keyword");
+            r.bulk(keyword.as_bytes());
+            r.bulk(b"startfrom");
+            r.int(startfrom as i64);
+        }
+        BeginSearch::Unknown => {
+            r.bulk(b"unknown");
+            r.bulk(b"spec");
+            r.map(0);
+        }
+    }
+    r.bulk(b"find_keys");
+    r.map(2);
+    r.bulk(b"type");
+    match s.find_keys {
+        FindKeys::Range { lastkey, step, limit } => {
+            r.bulk(b"range");
+            r.bulk(b"spec");
+            r.map(3);
+            r.bulk(b"lastkey");
+            r.int(lastkey as i64);
+            r.bulk(b"keystep");
+            r.int(step as i64);
+            r.bulk(b"limit");
+            r.int(limit as i64);
+        }
+        FindKeys::Keynum { keynumidx, firstkey, step } => {
+            r.bulk(b"keynum");
+            r.bulk(b"spec");
+            r.map(3);
+            r.bulk(b"keynumidx");
+            r.int(keynumidx as i64);
+            r.bulk(b"firstkey");
+            r.int(firstkey as i64);
+            r.bulk(b"keystep");
+            r.int(step as i64);
+        }
+        FindKeys::Unknown => {
+            r.bulk(b"unknown");
+            r.bulk(b"spec");
+            r.map(0);
+        }
     }
 }
 
@@ -701,37 +763,98 @@ pub fn command_docs(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
 }
 
-pub fn command_getkeys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let args = &argv[2..];
+/// The command GETKEYS/GETKEYSANDFLAGS is asked about and its keys' positions in `args`
+/// (its name first), or the error Redis answers.
+fn keys_of_command(ctx: &Ctx<'_>, args: &[&[u8]]) -> Result<(&'static CommandSpec, Vec<usize>), &'static str> {
     let Some(top) = ctx.st.index.lookup(args[0]) else {
-        return ctx.err("ERR Invalid command specified");
+        return Err("ERR Invalid command specified");
     };
     let cmd = if top.subcommands.is_empty() {
         top
     } else {
         match args.get(1).and_then(|s| crate::server::spec::find_sub(top, s)) {
             Some(s) => s,
-            None => return ctx.err("ERR Invalid command specified"),
+            None => return Err("ERR Invalid command specified"),
         }
     };
     if !cmd.arity_ok(args.len()) {
-        return ctx.err("ERR Invalid number of arguments specified for command");
+        return Err("ERR Invalid number of arguments specified for command");
     }
     let mut idx = Vec::new();
     cmd.key_indexes_argv(args, &mut idx);
-    if idx.is_empty() {
-        if cmd.flags & crate::server::spec::flags::NO_MANDATORY_KEYS != 0 {
-            return ctx.reply.array(0);
-        }
+    if idx.is_empty() && cmd.flags & crate::server::spec::flags::NO_MANDATORY_KEYS == 0 {
         if cmd.movable_keys() {
-            return ctx.err("ERR Invalid arguments specified for command");
+            return Err("ERR Invalid arguments specified for command");
         }
-        return ctx.err("ERR The command has no key arguments");
+        return Err("ERR The command has no key arguments");
     }
+    Ok((cmd, idx))
+}
+
+pub fn command_getkeys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let args = &argv[2..];
+    match keys_of_command(ctx, args) {
+        Ok((_, idx)) => {
+            ctx.reply.array(idx.len());
+            for i in idx {
+                ctx.reply.bulk(args[i]);
+            }
+        }
+        Err(e) => ctx.err(e),
+    }
+}
+
+pub fn command_getkeysandflags(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
+    let args = &argv[2..];
+    let (cmd, idx) = match keys_of_command(ctx, args) {
+        Ok(found) => found,
+        Err(e) => return ctx.err(e),
+    };
+    let flags = key_flags_at(cmd, args, &idx);
     ctx.reply.array(idx.len());
-    for i in idx {
-        ctx.reply.bulk(args[i]);
+    for (i, f) in idx.iter().zip(flags) {
+        ctx.reply.array(2);
+        ctx.reply.bulk(args[*i]);
+        let names: Vec<&str> = key_spec::key_flags::NAMES.iter().filter(|(b, _)| f & b != 0).map(|(_, n)| *n).collect();
+        ctx.reply.set(names.len());
+        for n in names {
+            ctx.reply.simple(n.as_bytes());
+        }
     }
+}
+
+/// The key-spec flags of each key at `idx`: those of the first spec that finds it. A
+/// count Redis reads through the command's key finder rather than its spec gives keys no
+/// flags; a key no spec finds (SORT's STORE) has the flags of the last spec whose search
+/// only the command knows, as Redis's key finder gives it.
+fn key_flags_at(cmd: &CommandSpec, args: &[&[u8]], idx: &[usize]) -> Vec<u32> {
+    use crate::server::spec::{Movable, numkeys_span};
+    let by_finder = match cmd.movable {
+        Movable::NumKeys(at) => numkeys_span(args, at).is_some_and(|s| !s.by_spec),
+        Movable::DestNumKeys => numkeys_span(args, 2).is_some_and(|s| !s.by_spec),
+        _ => false,
+    };
+    if by_finder {
+        return alloc::vec![0; idx.len()];
+    }
+    let meta = key_specs::meta(cmd.name);
+    let specs = key_specs::key_specs_of(cmd);
+    let flags_of = |s: &KeySpec| {
+        if s.flags & key_spec::key_flags::VARIABLE_FLAGS != 0
+            && let Some(f) = meta.and_then(|m| m.variable_flags)
+        {
+            return f(args);
+        }
+        s.flags
+    };
+    let mut found: Vec<(usize, u32)> = Vec::new();
+    for s in specs.iter().filter(|s| s.flags & key_spec::key_flags::NOT_KEY == 0) {
+        let mut at = Vec::new();
+        s.find(args, &mut at);
+        found.extend(at.into_iter().map(|i| (i, flags_of(s))));
+    }
+    let unknown = specs.iter().rev().find(|s| s.begin_search == BeginSearch::Unknown).map_or(0, |s| s.flags);
+    idx.iter().map(|i| found.iter().find(|(at, _)| at == i).map_or(unknown, |(_, f)| *f)).collect()
 }
 
 pub fn command_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
@@ -749,6 +872,8 @@ pub fn command_help(ctx: &mut Ctx<'_>, _argv: &[&[u8]]) {
         "    Return documentation details about multiple Redis commands.",
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
         "HELP",
         "    Prints this help.",
     ]);

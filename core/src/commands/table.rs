@@ -285,7 +285,7 @@ pub static CONFIG_SUBCOMMANDS: [CommandSpec; 5] = [
     cmd!("config|help", 2, LOADING | STALE, NK, "server", "5.0.0", "Returns helpful text about the different subcommands.", server::config_help),
 ];
 
-pub static COMMAND_SUBCOMMANDS: [CommandSpec; 6] = [
+pub static COMMAND_SUBCOMMANDS: [CommandSpec; 7] = [
     cmd!("command|count", 2, LOADING | STALE, NK, "server", "2.8.13", "Returns a count of commands.", server::command_count),
     cmd!("command|info", -2, LOADING | STALE, NK, "server", "2.8.13", "Returns information about one, multiple or all commands.", server::command_info),
     cmd!(
@@ -299,6 +299,16 @@ pub static COMMAND_SUBCOMMANDS: [CommandSpec; 6] = [
         server::command_docs
     ),
     cmd!("command|getkeys", -4, LOADING | STALE, NK, "server", "2.8.13", "Extracts the key names from an arbitrary command.", server::command_getkeys),
+    cmd!(
+        "command|getkeysandflags",
+        -4,
+        LOADING | STALE,
+        NK,
+        "server",
+        "7.0.0",
+        "Extract keys and access flags given a full Redis command",
+        server::command_getkeysandflags
+    ),
     cmd!("command|list", -2, LOADING | STALE, NK, "server", "7.0.0", "Returns a list of command names.", server::command_list),
     cmd!("command|help", 2, LOADING | STALE, NK, "server", "5.0.0", "Returns helpful text about the different subcommands.", server::command_help),
 ];
@@ -313,8 +323,8 @@ pub static OBJECT_SUBCOMMANDS: [CommandSpec; 5] = [
 
 pub static CLUSTER_SUBCOMMANDS: [CommandSpec; 10] = [
     cmd!("cluster|info", 2, STALE, NK, "cluster", "3.0.0", "Returns information about the state of a node.", cluster::info),
-    cmd!("cluster|slots", 2, LOADING | STALE, NK, "cluster", "3.0.0", "Returns the mapping of cluster slots to nodes.", cluster::slots),
-    cmd!("cluster|shards", 2, LOADING | STALE, NK, "cluster", "7.0.0", "Returns the mapping of cluster slots to shards.", cluster::shards),
+    cmd!("cluster|slots", 2, STALE, NK, "cluster", "3.0.0", "Returns the mapping of cluster slots to nodes.", cluster::slots),
+    cmd!("cluster|shards", 2, STALE, NK, "cluster", "7.0.0", "Returns the mapping of cluster slots to shards.", cluster::shards),
     cmd!("cluster|nodes", 2, STALE, NK, "cluster", "3.0.0", "Returns the cluster configuration for a node.", cluster::nodes_cmd),
     cmd!("cluster|myid", 2, STALE, NK, "cluster", "3.0.0", "Returns the ID of a node.", cluster::myid),
     cmd!("cluster|myshardid", 2, STALE, NK, "cluster", "7.2.0", "Returns the shard ID of a node.", cluster::myshardid),
@@ -411,7 +421,7 @@ pub static ACL_SUBCOMMANDS: [CommandSpec; 13] = [
 pub static COMMANDS: &[CommandSpec] = &[
     // connection
     cmd!("ping", -1, FAST | SUBSCRIBED, NK, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
-    cmd!("echo", 2, FAST, NK, "connection", "1.0.0", "Returns the given string.", conn::echo),
+    cmd!("echo", 2, LOADING | STALE | FAST, NK, "connection", "1.0.0", "Returns the given string.", conn::echo),
     CommandSpec {
         redact: Some(conn::hello_secret),
         ..cmd!(
@@ -455,6 +465,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     // server
     CommandSpec {
         bare: Some(&COMMAND_SUBCOMMANDS[1]),
+        flags: LOADING | STALE,
         ..container!("command", -1, "server", "2.8.13", "Returns detailed information about all commands.", &COMMAND_SUBCOMMANDS)
     },
     container!("acl", -2, "server", "6.0.0", "A container for Access List Control commands.", &ACL_SUBCOMMANDS),
@@ -528,8 +539,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Synchronously saves the database(s) to disk and shuts down the Redis server.",
         server::shutdown
     ),
-    cmd!("save", 1, ADMIN | NOSCRIPT | NO_MULTI, NK, "server", "1.0.0", "Synchronously saves the database(s) to disk.", server::save),
-    cmd!("bgsave", -1, ADMIN | NOSCRIPT, NK, "server", "1.0.0", "Asynchronously saves the database(s) to disk.", server::bgsave),
+    cmd!("save", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, NK, "server", "1.0.0", "Synchronously saves the database(s) to disk.", server::save),
+    cmd!("bgsave", -1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING, NK, "server", "1.0.0", "Asynchronously saves the database(s) to disk.", server::bgsave),
     cmd!("lastsave", 1, LOADING | STALE | FAST, NK, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
     cmd!(
         "monitor",

@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod evict;
 pub mod expire;
 pub mod functions;
+pub mod key_spec;
 pub mod latency;
 pub mod monitor;
 pub mod notify;

@@ -58,6 +58,9 @@ pub mod flags {
     /// Refused unless `enable-debug-command` allows it for the client (DEBUG; Redis's
     /// CMD_PROTECTED, which COMMAND INFO does not show either).
     pub const PROTECTED: u32 = 1 << 25;
+    /// Redis refuses these (SAVE, BGSAVE) while a replica loads its data asynchronously;
+    /// Memoria has no such loading, so only COMMAND INFO shows it.
+    pub const NO_ASYNC_LOADING: u32 = 1 << 26;
 
     /// The flags COMMAND INFO shows, in Redis 7.0's order (addReplyFlagsForCommand):
     /// `movablekeys` is not a bit here (it comes from `CommandSpec::movable`) and goes
@@ -78,6 +81,7 @@ pub mod flags {
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
         (ALLOW_BUSY, "allow_busy"),
     ];

@@ -761,7 +761,8 @@ fn cve_2023_36824_command_getkeys_with_odd_key_specs() {
         ("COMMAND GETKEYS CONFIG GET x", err("ERR The command has no key arguments")),
         ("COMMAND GETKEYS SPUBLISH a b", err("ERR The command has no key arguments")),
         ("COMMAND GETKEYS NOSUCHCMD a", err("ERR Invalid command specified")),
-        ("COMMAND GETKEYS MIGRATE host 1 k 0 5000", err("ERR Invalid command specified")),
+        ("COMMAND GETKEYS MIGRATE host 1 k 0 5000", bulks(&["k"])),
+        ("COMMAND GETKEYS MIGRATE host 1  0 5000 KEYS a b", bulks(&["a", "b"])),
         // EVAL's keys are optional: a count that names none gives an empty list.
         ("COMMAND GETKEYS EVAL x 9223372036854775807 a", "*0\r\n".to_string()),
         ("COMMAND GETKEYS EVAL x 0", "*0\r\n".to_string()),

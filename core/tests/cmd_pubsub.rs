@@ -339,6 +339,43 @@ fn keyspace_notifications_for_strings_keys_hashes() {
 }
 
 #[test]
+fn hash_field_expiry_events() {
+    let mut h = H::new();
+    ckc(&mut h, 9, "PSUBSCRIBE *", conf("psubscribe", Some("*"), 1, false));
+    ckc(&mut h, 1, "CONFIG SET notify-keyspace-events Ehg", OK);
+    run(&mut h, 1, "HSET h a 1 b 2 c 3");
+    let got = events(
+        &mut h,
+        &[
+            "HEXPIRE h 100 FIELDS 1 a",
+            "HEXPIRE h 100 NX FIELDS 1 a",
+            "HPERSIST h FIELDS 1 a",
+            "HPEXPIRE h 10 FIELDS 1 a",
+            "HGETEX h PX 10 FIELDS 1 b",
+            "HGETEX h PERSIST FIELDS 1 b",
+            "HSETEX h PX 10 FIELDS 1 d 4",
+            "HEXPIRE h 0 FIELDS 1 c",
+        ],
+    );
+    let want = [
+        "__keyevent@0__:hexpire h",
+        "__keyevent@0__:hpersist h",
+        "__keyevent@0__:hexpire h",
+        "__keyevent@0__:hexpire h",
+        "__keyevent@0__:hpersist h",
+        "__keyevent@0__:hset h",
+        "__keyevent@0__:hexpire h",
+        "__keyevent@0__:hdel h",
+    ];
+    assert_eq!(got, want);
+    // `a` and `d` expire: one hexpired for the lookup that removes them; `b` was the last
+    // field, so HGETDEL takes the key.
+    h.advance(10);
+    assert_eq!(events(&mut h, &["HGET h a"]), vec!["__keyevent@0__:hexpired h"]);
+    assert_eq!(events(&mut h, &["HGETDEL h FIELDS 1 b"]), vec!["__keyevent@0__:hdel h", "__keyevent@0__:del h"]);
+}
+
+#[test]
 fn expired_and_evicted_events() {
     let mut h = H::new();
     ckc(&mut h, 9, "PSUBSCRIBE *", conf("psubscribe", Some("*"), 1, false));

@@ -294,6 +294,35 @@ fn getkeysandflags_reports_spec_flags() {
     ck(&mut h, "COMMAND GETKEYSANDFLAGS SSUBSCRIBE c", err("ERR The command has no key arguments"));
 }
 
+/// Key specs of the hash-field expiry commands (newer than Redis 7.0, so not compared with
+/// redis-server): one spec at 1, as the Redis/Valkey documentation gives them.
+#[test]
+fn hash_field_expiry_key_specs() {
+    let mut h = H::new();
+    for (name, flags) in [
+        ("hexpire", &["RW", "update"][..]),
+        ("hpexpireat", &["RW", "update"]),
+        ("hpersist", &["RW", "update"]),
+        ("httl", &["RO", "access"]),
+        ("hpexpiretime", &["RO", "access"]),
+        ("hgetdel", &["RW", "access", "delete"]),
+        ("hgetex", &["RW", "access", "update"]),
+        ("hsetex", &["RW", "update"]),
+    ] {
+        let mut spec = format!("*6\r\n$5\r\nflags\r\n*{}\r\n", flags.len());
+        for f in flags {
+            spec.push_str(&format!("+{f}\r\n"));
+        }
+        spec.push_str("$12\r\nbegin_search\r\n*4\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n*2\r\n$5\r\nindex\r\n:1\r\n");
+        spec.push_str(
+            "$9\r\nfind_keys\r\n*4\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n*6\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n",
+        );
+        let info = h.c(&format!("COMMAND INFO {name}"));
+        assert!(info.contains("\r\n:1\r\n:1\r\n:1\r\n"), "{name}: {info:?}");
+        assert!(info.ends_with(&format!("*0\r\n*1\r\n{spec}*0\r\n")), "{name}: {info:?}");
+    }
+}
+
 /// COMMAND INFO's flags as redis-server 7.0.15 lists them: its order, `movablekeys` for
 /// commands whose keys are found by reading their arguments (cluster clients such as
 /// redis-py then ask COMMAND GETKEYS where the keys are), `may_replicate` hidden.
@@ -341,7 +370,7 @@ fn command_count_list_info_docs() {
     let cfg: BTreeSet<String> = parse_bulks(&h.c("COMMAND LIST FILTERBY PATTERN config*")).into_iter().collect();
     assert_eq!(cfg, ["config", "config|help", "config|rewrite", "config|get", "config|set", "config|resetstat"].map(String::from).into());
     let hget: BTreeSet<String> = parse_bulks(&h.c("COMMAND LIST FILTERBY PATTERN hget*")).into_iter().collect();
-    assert_eq!(hget, ["hgetall", "hget"].map(String::from).into());
+    assert_eq!(hget, ["hgetall", "hget", "hgetdel", "hgetex"].map(String::from).into());
     let hash: BTreeSet<String> = parse_bulks(&h.c("COMMAND LIST FILTERBY ACLCAT hash")).into_iter().collect();
     let want: BTreeSet<String> = [
         "hlen",
@@ -360,6 +389,19 @@ fn command_count_list_info_docs() {
         "hget",
         "hstrlen",
         "hscan",
+        // hash-field expiry (7.4 / 8.0)
+        "hexpire",
+        "hpexpire",
+        "hexpireat",
+        "hpexpireat",
+        "httl",
+        "hpttl",
+        "hexpiretime",
+        "hpexpiretime",
+        "hpersist",
+        "hgetdel",
+        "hgetex",
+        "hsetex",
     ]
     .map(String::from)
     .into();

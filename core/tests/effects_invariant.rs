@@ -89,6 +89,61 @@ fn hash_cmd() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
+/// Hash-field expiry: TTLs that pass during the run (lazily on access, actively on
+/// ticks), conditions, persist, and the 8.0 commands that set or read and delete.
+fn hash_ttl_cmd() -> impl Strategy<Value = Vec<String>> {
+    let cond = || prop::sample::select(&["", "NX", "XX", "GT", "LT"][..]);
+    let fields = || prop::collection::vec(field(), 1..3);
+    prop_oneof![
+        3 => hash_cmd(),
+        3 => (key(), 1i64..40, cond(), fields()).prop_map(|(k, ms, c, fs)| {
+            let mut v = vec!["HPEXPIRE".to_string(), k, ms.to_string()];
+            if !c.is_empty() {
+                v.push(c.into());
+            }
+            with_fields(v, fs)
+        }),
+        1 => (key(), fields()).prop_map(|(k, fs)| with_fields(vec!["HEXPIRE".into(), k, "0".into()], fs)),
+        1 => (key(), fields()).prop_map(|(k, fs)| with_fields(vec!["HPERSIST".into(), k], fs)),
+        1 => (key(), fields()).prop_map(|(k, fs)| with_fields(vec!["HPTTL".into(), k], fs)),
+        1 => (key(), fields()).prop_map(|(k, fs)| with_fields(vec!["HGETDEL".into(), k], fs)),
+        2 => (key(), prop::sample::select(&["", "PERSIST", "PX", "EX0"][..]), 1i64..40, fields()).prop_map(|(k, o, ms, fs)| {
+            let mut v = vec!["HGETEX".to_string(), k];
+            match o {
+                "PX" => v.extend(["PX".to_string(), ms.to_string()]),
+                "EX0" => v.extend(["EX".to_string(), "0".into()]),
+                "" => {}
+                o => v.push(o.into()),
+            }
+            with_fields(v, fs)
+        }),
+        3 => (key(), prop::sample::select(&["", "FNX", "FXX"][..]), prop::sample::select(&["", "PX", "KEEPTTL", "EX0"][..]), 1i64..40, field(), small_val()).prop_map(|(k, c, o, ms, f, val)| {
+            let mut v = vec!["HSETEX".to_string(), k];
+            if !c.is_empty() {
+                v.push(c.into());
+            }
+            match o {
+                "PX" => v.extend(["PX".to_string(), ms.to_string()]),
+                "EX0" => v.extend(["EX".to_string(), "0".into()]),
+                "" => {}
+                o => v.push(o.into()),
+            }
+            with_fields(v, vec![f, val])
+        }),
+        1 => (key(), field()).prop_map(|(k, f)| vec!["HINCRBYFLOAT".into(), k, f, "1.5".into()]),
+        1 => (key(), key()).prop_map(|(a, b)| vec!["RENAME".into(), a, b]),
+        1 => (key(), key()).prop_map(|(a, b)| vec!["COPY".into(), a, b, "REPLACE".into()]),
+    ]
+}
+
+/// `c` then `FIELDS n` and the fields (for HSETEX: the n field-value pairs, n = half).
+fn with_fields(mut c: Vec<String>, fs: Vec<String>) -> Vec<String> {
+    let n = if c[0] == "HSETEX" { fs.len() / 2 } else { fs.len() };
+    c.extend(["FIELDS".to_string(), n.to_string()]);
+    c.extend(fs);
+    c
+}
+
 fn member() -> impl Strategy<Value = String> {
     prop_oneof![(-3i64..8).prop_map(|n| n.to_string()), prop::sample::select(&["a", "b", "01", ""][..]).prop_map(String::from)]
 }
@@ -559,6 +614,9 @@ proptest! {
 
     #[test]
     fn hashes(s in steps(hash_cmd().boxed())) { check(&s)?; }
+
+    #[test]
+    fn hash_field_expiry(s in steps(hash_ttl_cmd().boxed())) { check(&s)?; }
 
     #[test]
     fn sets(s in steps(set_cmd().boxed())) { check(&s)?; }

@@ -82,7 +82,7 @@ const NOT_HERE: &[(&str, &str, &str)] = &[
     ("Stats", "current_eviction_exceeded_time", "eviction happens before each write, never behind"),
     ("Stats", "latest_fork_usec", "no fork"),
     ("Stats", "total_forks", "no fork"),
-    ("Stats", "migrate_cached_sockets", "no MIGRATE"),
+    ("Stats", "migrate_cached_sockets", "MIGRATE opens a connection per call; none is cached"),
     ("Stats", "slave_expires_tracked_keys", "no writable replicas"),
     ("Stats", "active_defrag_hits", "no active defragmentation"),
     ("Stats", "active_defrag_misses", "no active defragmentation"),

@@ -92,3 +92,38 @@ fn replica_stops_at_a_newer_format() {
     }
     assert_eq!(rc.cmd(&["GET", "before"]), b"$1\r\n1\r\n");
 }
+
+/// Polls `cmd` on `c` until its reply is `want` (a liveness wait, not a timing check).
+fn wait_reply(c: &mut Raw, cmd: &[&str], want: &[u8]) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = c.cmd(cmd);
+        if r == want {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{cmd:?} never answered {:?} (last {:?})", String::from_utf8_lossy(want), String::from_utf8_lossy(&r));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Hash-field TTLs travel through the log as absolute times, and an expired field leaves
+/// the replica by the primary's HDEL (active expiry), which takes the hash with its last
+/// field.
+#[test]
+fn replica_follows_hash_field_expiry() {
+    let p = common::start_logged_pair("replica-hfe");
+    let mut pc = Raw::connect(p.primary);
+    let mut rc = Raw::connect(p.replica);
+    assert_eq!(pc.cmd(&["HSET", "h", "a", "1", "b", "2"]), b":2\r\n");
+    assert_eq!(pc.cmd(&["HEXPIRE", "h", "1000", "FIELDS", "1", "b"]), b"*1\r\n:1\r\n");
+    assert_eq!(pc.cmd(&["HPEXPIRE", "h", "300", "FIELDS", "1", "a"]), b"*1\r\n:1\r\n");
+    let at = String::from_utf8_lossy(&pc.cmd(&["HPEXPIRETIME", "h", "FIELDS", "1", "b"])).to_string();
+    pc.cmd(&["SET", "mark", "1"]);
+    wait_for(&mut rc, "mark", b"$1\r\n1\r\n");
+    assert_eq!(String::from_utf8_lossy(&rc.cmd(&["HPEXPIRETIME", "h", "FIELDS", "1", "b"])), at, "the same absolute expiry");
+    // `a` goes by itself (the primary's active expiry logs HDEL), `b` by HPEXPIREAT 1.
+    wait_reply(&mut rc, &["HGETALL", "h"], b"*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
+    assert_eq!(pc.cmd(&["HPEXPIREAT", "h", "1", "FIELDS", "1", "b"]), b"*1\r\n:2\r\n");
+    wait_reply(&mut rc, &["EXISTS", "h"], b":0\r\n");
+    assert_eq!(pc.cmd(&["EXISTS", "h"]), b":0\r\n");
+}

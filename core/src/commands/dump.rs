@@ -17,6 +17,11 @@ use crate::util::{IntText, eq_ic};
 pub fn dump(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let db = ctx.db();
     match ctx.st.read(db, argv[1], ctx.fx) {
+        // Redis 7.0's payloads have no field expiries, and leaving them out would make a
+        // RESTORE bring back fields meant to expire.
+        Some(e) if matches!(&e.val, crate::keyspace::object::Value::Hash(h) if h.has_ttls()) => {
+            ctx.err("ERR DUMP of a hash whose fields have TTLs is not supported (Redis 7.0's format has no field expiries)")
+        }
         Some(e) => {
             let payload = rdb::object::dump(&e.val);
             ctx.reply.bulk(&payload);

@@ -14,13 +14,22 @@ use crate::util::parse_float_strict;
 use crate::util::{eq_ic, parse_i64};
 
 /// Looks up a hash for reading: Ok(None) if missing, Err(()) after a WRONGTYPE reply.
+/// A primary has removed the hash's expired fields in the lookup; a replica, which may
+/// not, reads a copy without them, kept in `$live` (an `Option<HashValue>`).
 macro_rules! read_hash {
-    ($ctx:expr, $key:expr) => {{
+    ($ctx:expr, $key:expr, $live:expr) => {{
         let db = $ctx.db();
+        let (now, seed) = ($ctx.st.now_ms, $ctx.st.seed);
         match $ctx.st.read(db, $key, $ctx.fx) {
             None => Ok(None),
             Some(e) => match &e.val {
-                Value::Hash(h) => Ok(Some(h)),
+                Value::Hash(h) => match h.live_copy(now, seed) {
+                    None => Ok(Some(h)),
+                    Some(copy) => {
+                        let h: &HashValue = $live.insert(copy);
+                        Ok(Some(h).filter(|h| !h.is_empty()))
+                    }
+                },
                 _ => {
                     $ctx.reply.error(WRONGTYPE);
                     Err(())
@@ -29,9 +38,10 @@ macro_rules! read_hash {
         }
     }};
 }
+pub(crate) use read_hash;
 
 /// The hash at `key` for writing, created if missing; None after a WRONGTYPE reply.
-fn hash_for_write<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c mut HashValue> {
+pub(crate) fn hash_for_write<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c mut HashValue> {
     let db = ctx.db();
     let exists = match ctx.st.write(db, key, ctx.fx) {
         None => false,
@@ -56,7 +66,7 @@ fn hash_for_write<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c mut HashVa
 
 /// Finishes a write: converts an outgrown listpack, drops an emptied hash, and signals
 /// WATCHers when something `changed`.
-fn after_write(ctx: &mut Ctx<'_>, key: &[u8], changed: bool) {
+pub(crate) fn after_write(ctx: &mut Ctx<'_>, key: &[u8], changed: bool) {
     // Only the entry count is checked here: lengths are checked on what a command writes
     // (Redis keeps an existing listpack when hash-max-listpack-value is lowered).
     let (entries, value, seed) = (ctx.st.config.hash_max_listpack_entries, usize::MAX, ctx.st.seed);
@@ -128,7 +138,8 @@ pub fn hsetnx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn hget(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let mut live = None;
+    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
     match h.and_then(|h| h.get(argv[2])) {
         Some(v) => ctx.reply.bulk(v),
         None => ctx.reply.null(),
@@ -136,7 +147,8 @@ pub fn hget(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn hmget(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let mut live = None;
+    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
     ctx.reply.array(argv.len() - 2);
     for f in &argv[2..] {
         match h.and_then(|h| h.get(f)) {
@@ -167,19 +179,22 @@ pub fn hdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn hlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let mut live = None;
+    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
     let n = h.map_or(0, |h| h.len());
     ctx.reply.int(n as i64);
 }
 
 pub fn hstrlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let mut live = None;
+    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
     let n = h.and_then(|h| h.get(argv[2])).map_or(0, |v| v.len());
     ctx.reply.int(n as i64);
 }
 
 pub fn hexists(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let Ok(h) = read_hash!(ctx, argv[1]) else { return };
+    let mut live = None;
+    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
     let e = h.is_some_and(|h| h.get(argv[2]).is_some());
     ctx.reply.int(e as i64);
 }
@@ -206,7 +221,7 @@ pub fn hincrby(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if argv[2].len() > max_value || text.len() > max_value {
         h.to_table(seed);
     }
-    h.set(argv[2], &text);
+    h.set_keep_ttl(argv[2], &text);
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;
     ctx.notify(notify::HASH, "hincrby", argv[1]);
@@ -240,16 +255,24 @@ pub fn hincrbyfloat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if argv[2].len() > max_value || s.len() > max_value {
         h.to_table(seed);
     }
-    h.set(argv[2], &s);
+    h.set_keep_ttl(argv[2], &s);
+    let has_ttl = h.ttl(argv[2]).is_some();
     after_write(ctx, argv[1], true);
     ctx.dirty += 1;
     ctx.notify(notify::HASH, "hincrbyfloat", argv[1]);
     ctx.reply.bulk(&s);
-    ctx.propagate(&[b"HSET", argv[1], argv[2], &s]);
+    // The effect is the value written (float formatting never differs on replay); a
+    // field with an expiry keeps it, as HSET would not.
+    if has_ttl {
+        ctx.propagate(&[b"HSETEX", argv[1], b"KEEPTTL", b"FIELDS", b"1", argv[2], &s]);
+    } else {
+        ctx.propagate(&[b"HSET", argv[1], argv[2], &s]);
+    }
 }
 
 fn reply_all(ctx: &mut Ctx<'_>, key: &[u8], keys: bool, vals: bool) {
-    let Ok(h) = read_hash!(ctx, key) else { return };
+    let mut live = None;
+    let Ok(h) = read_hash!(ctx, key, live) else { return };
     let Some(h) = h else {
         if keys && vals {
             ctx.reply.map(0)
@@ -286,12 +309,21 @@ pub fn hgetall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 
 pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if argv.len() == 2 {
-        if read_hash!(ctx, argv[1]).is_err() {
-            return;
+        let mut live = None;
+        match read_hash!(ctx, argv[1], live) {
+            Err(()) => return,
+            Ok(None) => return ctx.reply.null(),
+            Ok(Some(_)) => {}
         }
         let db = ctx.db();
         let st = &mut *ctx.st;
-        let Some(Value::Hash(h)) = st.dbs[db].keys.get_mut(argv[1]).map(|e| &mut e.val) else { return ctx.reply.null() };
+        let h = match live.as_mut() {
+            Some(h) => h,
+            None => match st.dbs[db].keys.get_mut(argv[1]).map(|e| &mut e.val) {
+                Some(Value::Hash(h)) => h,
+                _ => return ctx.reply.null(),
+            },
+        };
         h.before_sampling();
         let Some((f, _)) = h.random_pair(&mut st.rng) else { return ctx.reply.null() };
         return ctx.reply.bulk(f);
@@ -316,11 +348,20 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if count < -(MAX_REPEATED_PICKS as i64) {
         return ctx.err(COUNT_RANGE_ERR);
     }
-    if read_hash!(ctx, argv[1]).is_err() {
-        return;
+    let mut live = None;
+    match read_hash!(ctx, argv[1], live) {
+        Err(()) => return,
+        Ok(None) => return ctx.reply.array(0),
+        Ok(Some(_)) => {}
     }
     let db = ctx.db();
-    let Some(Value::Hash(h)) = ctx.st.dbs[db].keys.get_mut(argv[1]).map(|e| &mut e.val) else { return ctx.reply.array(0) };
+    let h = match live.as_mut() {
+        Some(h) => h,
+        None => match ctx.st.dbs[db].keys.get_mut(argv[1]).map(|e| &mut e.val) {
+            Some(Value::Hash(h)) => h,
+            _ => return ctx.reply.array(0),
+        },
+    };
     h.before_sampling();
     let h = &*h;
     let rng = &mut ctx.st.rng;
@@ -388,7 +429,8 @@ pub fn hrandfield(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 pub fn hscan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let Some(cursor) = crate::commands::keys::parse_cursor(ctx, argv[2]) else { return };
     // Redis looks the key up before it reads the options.
-    match read_hash!(ctx, argv[1]) {
+    let mut live = None;
+    match read_hash!(ctx, argv[1], live) {
         Err(()) => return,
         Ok(None) => {
             ctx.reply.array(2);
@@ -399,14 +441,20 @@ pub fn hscan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     }
     let Some(opts) = crate::commands::keys::parse_scan_opts(ctx, &argv[3..], false) else { return };
     let db = ctx.db();
-    let Some(Value::Hash(h)) = ctx.st.dbs[db].keys.get(argv[1]).map(|e| &e.val) else { return };
+    let h = match live.as_ref() {
+        Some(h) => h,
+        None => match ctx.st.dbs[db].keys.get(argv[1]).map(|e| &e.val) {
+            Some(Value::Hash(h)) => h,
+            _ => return,
+        },
+    };
     let mut items: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-    let next = match h {
-        HashValue::Listpack(v) => {
+    let next = match &h.enc {
+        HashEnc::Listpack(v) => {
             items.extend(v.iter().map(|(a, b)| (a.to_vec(), b.to_vec())));
             0
         }
-        HashValue::Table(d) => {
+        HashEnc::Table(d) => {
             let mut c = cursor;
             let mut budget = opts.count * 10;
             loop {

@@ -343,10 +343,11 @@ pub fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         let x = &st.stats;
         let tracked = st.tracking.totals();
         s.push_str(&format!(
-            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\ntotal_error_replies:{}\r\nunexpected_error_replies:0\r\ninstantaneous_ops_per_sec:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nexpired_keys:{}\r\nexpired_subkeys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nrejected_oom_commands:{}\r\nunknown_commands:{}\r\ntotal_error_replies:{}\r\nunexpected_error_replies:0\r\ninstantaneous_ops_per_sec:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
             x.connections,
             x.commands,
             x.expired_keys,
+            x.expired_subkeys,
             x.evicted_keys,
             x.keyspace_hits,
             x.keyspace_misses,

@@ -4,8 +4,8 @@
 use crate::commands::cluster;
 use crate::commands::pubsub;
 use crate::commands::{
-    acl, bitmap, connection as conn, db, debug, dump, functions, geo, hash, hll, keys, latency, lcs, list, memory, migrate, multi, scripting, server, set,
-    slowlog, sort, stream, string, tracking, zset,
+    acl, bitmap, connection as conn, db, debug, dump, functions, geo, hash, hash_ttl, hll, keys, latency, lcs, list, memory, migrate, migrate_to, multi,
+    scripting, server, set, slowlog, sort, stream, string, tracking, zset,
 };
 
 use crate::server::spec::flags::*;
@@ -594,6 +594,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("dump", 2, R, K1, "generic", "2.6.0", "Return a serialized version of the value stored at the specified key.", dump::dump),
     cmd!("restore", -4, WD, K1, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", dump::restore),
     cmd!("restore-asking", -4, WD | ASKING, K1, "server", "3.0.0", "An internal command for migrating keys in a cluster", dump::restore),
+    CommandSpec {
+        movable: Movable::Migrate,
+        redact: Some(migrate_to::migrate_secret),
+        ..cmd!("migrate", -6, W, (3, 3, 1), "generic", "2.6.0", "Atomically transfers a key from one Redis instance to another.", migrate_to::migrate)
+    },
     cmd!("move", 3, WF, K1, "generic", "1.0.0", "Moves a key to another database.", db::move_key),
     cmd!(
         "touch",
@@ -709,6 +714,37 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("hmget", -3, RF, K1, "hash", "2.0.0", "Returns the values of all fields in a hash.", hash::hmget),
     cmd!("hdel", -3, WF, K1, "hash", "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hash::hdel),
     cmd!("hlen", 2, RF, K1, "hash", "2.0.0", "Returns the number of fields in a hash.", hash::hlen),
+    // hash-field expiry (Redis 7.4 / 8.0)
+    cmd!("hexpire", -6, WDF, K1, "hash", "7.4.0", "Set expiry for hash field using relative time to expire (seconds)", hash_ttl::hexpire),
+    cmd!("hpexpire", -6, WDF, K1, "hash", "7.4.0", "Set expiry for hash field using relative time to expire (milliseconds)", hash_ttl::hpexpire),
+    cmd!("hexpireat", -6, WDF, K1, "hash", "7.4.0", "Set expiry for hash field using an absolute Unix timestamp (seconds)", hash_ttl::hexpireat),
+    cmd!("hpexpireat", -6, WDF, K1, "hash", "7.4.0", "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", hash_ttl::hpexpireat),
+    cmd!("httl", -5, RF, K1, "hash", "7.4.0", "Returns the TTL in seconds of a hash field.", hash_ttl::httl),
+    cmd!("hpttl", -5, RF, K1, "hash", "7.4.0", "Returns the TTL in milliseconds of a hash field.", hash_ttl::hpttl),
+    cmd!("hexpiretime", -5, RF, K1, "hash", "7.4.0", "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", hash_ttl::hexpiretime),
+    cmd!("hpexpiretime", -5, RF, K1, "hash", "7.4.0", "Returns the expiration time of a hash field as a Unix timestamp, in msec.", hash_ttl::hpexpiretime),
+    cmd!("hpersist", -5, WF, K1, "hash", "7.4.0", "Removes the expiration time for each specified field", hash_ttl::hpersist),
+    cmd!("hgetdel", -5, WF, K1, "hash", "8.0.0", "Returns the value of a field and deletes it from the hash.", hash_ttl::hgetdel),
+    cmd!(
+        "hgetex",
+        -5,
+        WF,
+        K1,
+        "hash",
+        "8.0.0",
+        "Get the value of one or more fields of a given hash key, and optionally set their expiration.",
+        hash_ttl::hgetex
+    ),
+    cmd!(
+        "hsetex",
+        -6,
+        WDF,
+        K1,
+        "hash",
+        "8.0.0",
+        "Set the value of one or more fields of a given hash key, and optionally set their expiration.",
+        hash_ttl::hsetex
+    ),
     cmd!("hstrlen", 3, RF, K1, "hash", "3.2.0", "Returns the length of the value of a field.", hash::hstrlen),
     cmd!(
         "hincrby",

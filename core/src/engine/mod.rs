@@ -294,6 +294,11 @@ impl Engine {
                     batch::write_out(out, rec.kind, rec.client, 0, b"", b"");
                 }
             }
+            batch::REC_MIGRATED => {
+                if !self.migrated(rec.client, rec.payload, out) {
+                    batch::write_out(out, rec.kind, rec.client, 0, b"", b"");
+                }
+            }
             batch::REC_DISCONNECT => {
                 self.drop_client(rec.client);
                 batch::write_out(out, rec.kind, rec.client, 0, b"", b"");
@@ -528,6 +533,7 @@ impl Engine {
             Some(batch::HostRequest::Failover) => batch::write_out(out, batch::REC_FAILOVER, id, 0, b"", b""),
             Some(batch::HostRequest::Save { background, schedule }) => batch::write_out(out, batch::REC_SAVE, id, 0, &[background as u8 + schedule as u8], b""),
             Some(batch::HostRequest::Shutdown) => batch::write_out(out, batch::REC_SHUTDOWN, id, 0, b"", b""),
+            Some(batch::HostRequest::Migrate(m)) => batch::write_out(out, batch::REC_MIGRATE, id, 0, &m.encode(), b""),
             None => {}
         }
         if self.st.config.host_changed {
@@ -770,10 +776,36 @@ impl Engine {
 
     /// Answers a blocked client's command as on timeout (null array) or with CLIENT
     /// UNBLOCK's error, in a record of `kind`. False if it was not blocked.
+    /// Answers client `id`'s MIGRATE with what became of its transfer (a REC_MIGRATED
+    /// payload), in a REC_MIGRATED record flagged OUT_UNBLOCKED. False if it has none
+    /// (it disconnected meanwhile).
+    fn migrated(&mut self, id: u64, payload: &[u8], out: &mut Vec<u8>) -> bool {
+        let Some(&slot) = self.client_slots.get(&id) else { return false };
+        let Some(mut client) = self.clients[slot].take() else { return false };
+        let (Some(m), Some(b)) = (client.migrating.take(), client.blocked.take()) else {
+            self.clients[slot] = Some(client);
+            return false;
+        };
+        self.st.blocking.remove(id, &b);
+        self.begin_command(&client);
+        let outcome = {
+            let (st, reply, effects, clients) = (&mut self.st, &mut self.reply, &mut self.effects, &self.clients);
+            let mut ctx = Ctx::new(st, &mut client, clients, reply, effects);
+            crate::commands::migrate_to::complete(&mut ctx, &m, batch::MigrateOutcome::decode(payload));
+            Outcome::of(&mut ctx)
+        };
+        self.finish_record(slot, client, &b.command, outcome, batch::REC_MIGRATED, out);
+        true
+    }
+
     fn unblock_client(&mut self, id: u64, error: bool, kind: u8, out: &mut Vec<u8>) -> bool {
         let Some(&slot) = self.client_slots.get(&id) else {
             return false;
         };
+        // A MIGRATE waits for its transfer whatever happens (REC_MIGRATED ends it).
+        if self.clients[slot].as_ref().is_some_and(|c| c.migrating.is_some()) {
+            return false;
+        }
         // The deadline record of a client whose postponed command already ran again in
         // this batch (its pause ended: see below) is stale; it may wait on keys now.
         if kind == batch::REC_UNBLOCK && self.resumed_from_pause.contains(&id) {

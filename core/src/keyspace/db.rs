@@ -10,11 +10,14 @@ pub struct Db {
     pub keys: Dict<Entry>,
     /// Keys that carry an expiry; values live in `Entry::expire_at`.
     pub expires: Dict<()>,
+    /// Hashes that may have fields with an expiry, which active expiry samples from. A
+    /// superset: a hash whose last field TTL went is dropped when next sampled.
+    pub hexpires: Dict<()>,
 }
 
 impl Db {
     pub fn new(seed: u64) -> Self {
-        Db { keys: Dict::new(seed), expires: Dict::new(seed ^ 0x5bd1_e995) }
+        Db { keys: Dict::new(seed), expires: Dict::new(seed ^ 0x5bd1_e995), hexpires: Dict::new(seed ^ 0x4845_5850) }
     }
 
     pub fn len(&self) -> usize {
@@ -50,6 +53,7 @@ impl Db {
     /// Inserts or overwrites. `keep_ttl` keeps an existing expiry (SET KEEPTTL); otherwise
     /// an overwrite clears it, as in Redis.
     pub fn set(&mut self, key: &[u8], val: Value, keep_ttl: bool, lru: u32) {
+        self.note_value(key, &val);
         if let Some(e) = self.keys.get_mut(key) {
             e.val = val;
             e.lru = lru;
@@ -64,6 +68,7 @@ impl Db {
 
     /// Adds a key known to be absent.
     pub fn add(&mut self, key: &[u8], val: Value, lru: u32) {
+        self.note_value(key, &val);
         self.keys.insert_new(Box::from(key), Entry { val, expire_at: NO_EXPIRE, lru });
     }
 
@@ -71,6 +76,9 @@ impl Db {
         let (_, e) = self.keys.remove(key)?;
         if e.expire_at != NO_EXPIRE {
             self.expires.remove(key);
+        }
+        if !self.hexpires.is_empty() {
+            self.hexpires.remove(key);
         }
         Some(e)
     }
@@ -99,5 +107,21 @@ impl Db {
     pub fn clear(&mut self) {
         self.keys.clear();
         self.expires.clear();
+        self.hexpires.clear();
+    }
+
+    /// Records that the hash at `key` has (or may have) fields with an expiry.
+    pub fn note_field_ttls(&mut self, key: &[u8]) {
+        if !self.hexpires.contains_key(key) {
+            self.hexpires.insert_new(Box::from(key), ());
+        }
+    }
+
+    fn note_value(&mut self, key: &[u8], val: &Value) {
+        if let Value::Hash(h) = val
+            && h.has_ttls()
+        {
+            self.note_field_ttls(key);
+        }
     }
 }

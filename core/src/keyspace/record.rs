@@ -5,6 +5,8 @@
 //! puts a db u8 before each)
 //!   type 0 Int:  i64 LE        type 1 Str / 2 Raw: len u32 | bytes
 //!   type 4 Hash: encoding u8 (0 listpack, 1 table) | n u32 | n × (len u32 | field, len u32 | value)
+//!   type 0x14 Hash whose fields have expiries: as type 4, each pair followed by the
+//!     field's expiry i64 LE (unix ms, -1: none)
 //!   Collection types added later use 0x10 | their kind code:
 //!   type 0x12 Set: encoding u8 (0 intset, 1 table) | n u32 | n × (len u32 | member)
 //!   type 0x13 Zset: encoding u8 (0 listpack, 1 skiplist) | n u32 | n × (len u32 | member, score f64 LE), ascending
@@ -15,7 +17,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::keyspace::object::Value;
-use crate::types::hash::HashValue;
+use crate::types::hash::{HashEnc, HashValue};
 use crate::types::set::SetValue;
 use crate::types::zset::ZsetValue;
 
@@ -45,12 +47,16 @@ pub fn encode_value(out: &mut Vec<u8>, v: &Value) {
             put_bytes(out, &payload);
         }
         Value::Hash(h) => {
-            out.push(4);
-            out.push(matches!(h, HashValue::Table(_)) as u8);
+            let ttls = h.has_ttls();
+            out.push(if ttls { 0x14 } else { 4 });
+            out.push(matches!(h.enc, HashEnc::Table(_)) as u8);
             out.extend_from_slice(&(h.len() as u32).to_le_bytes());
             h.for_each(|f, x| {
                 put_bytes(out, f);
                 put_bytes(out, x);
+                if ttls {
+                    out.extend_from_slice(&h.ttl(f).unwrap_or(crate::keyspace::object::NO_EXPIRE).to_le_bytes());
+                }
             });
         }
         Value::Set(s) => {
@@ -119,10 +125,11 @@ pub fn decode_key_record<'a>(c: &mut Cur<'a>, seed: u64, fill: i64) -> Result<(&
         0 => Value::Int(c.i64()?),
         1 => Value::Str(c.bytes()?.into()),
         2 => Value::Raw(c.bytes()?.to_vec()),
-        4 => {
+        4 | 0x14 => {
             let table = c.u8()? == 1;
             let count = c.u32()? as usize;
-            let mut h = if table { HashValue::Table(crate::types::dict::Dict::new(seed)) } else { HashValue::Listpack(Vec::new()) };
+            let enc = if table { HashEnc::Table(crate::types::dict::Dict::new(seed)) } else { HashEnc::Listpack(Vec::new()) };
+            let mut h = HashValue::from_enc(enc);
             if count == 0 {
                 return Err(alloc::format!("empty hash at byte {}", ty_pos));
             }
@@ -130,6 +137,15 @@ pub fn decode_key_record<'a>(c: &mut Cur<'a>, seed: u64, fill: i64) -> Result<(&
                 let f = c.bytes()?;
                 let v = c.bytes()?;
                 h.set(f, v);
+                if ty == 0x14 {
+                    let at = c.i64()?;
+                    if at != crate::keyspace::object::NO_EXPIRE {
+                        if !(0..=crate::types::field_ttl::MAX_ABS_TIME_MS).contains(&at) {
+                            return Err(alloc::format!("field expiry out of range at byte {}", ty_pos));
+                        }
+                        h.set_ttl(f, at);
+                    }
+                }
             }
             if h.len() != count {
                 return Err(alloc::format!("repeated hash field at byte {}", ty_pos));

@@ -91,6 +91,12 @@ pub const REC_SAVE: u8 = 15;
 /// shutdown, as on SIGTERM). The host closes the client's connection without a reply, or
 /// answers the command's own reply (an error) when it cannot stop.
 pub const REC_SHUTDOWN: u8 = 16;
+/// Output only, an extra record right after MIGRATE's own (which blocks the client): send
+/// these commands to another server and report its replies. Payload: [`MigrateRequest`].
+pub const REC_MIGRATE: u8 = 17;
+/// Input: what became of a client's REC_MIGRATE (payload: [`MigrateOutcome`]). The
+/// engine answers the blocked MIGRATE in a record of this kind with OUT_UNBLOCKED.
+pub const REC_MIGRATED: u8 = 18;
 /// The bytes of an input record before its payload (kind, client, len).
 pub const INPUT_HEADER: usize = 13;
 
@@ -142,7 +148,7 @@ pub fn encode_script_at(start: usize, end: usize) -> [u8; 8] {
 /// Whether an output record of this kind is an extra one (it answers no input record and
 /// belongs to the record before it, or to `apply`).
 pub fn is_extra(kind: u8) -> bool {
-    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER | REC_KILL | REC_SAVE | REC_SHUTDOWN)
+    matches!(kind, REC_PUSH | REC_UNBLOCKED | REC_CONFIG | REC_WAIT | REC_FAILOVER | REC_KILL | REC_SAVE | REC_SHUTDOWN | REC_MIGRATE)
 }
 
 /// What a REC_WAIT record asks of the host.
@@ -166,9 +172,89 @@ impl WaitRequest {
     }
 }
 
+/// What a REC_MIGRATE record asks of the host: connect to `host:port` (each step within
+/// `timeout_ms`), write `commands` (RESP), read one reply line per command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MigrateRequest {
+    pub host: alloc::string::String,
+    pub port: u16,
+    pub timeout_ms: u64,
+    pub replies: u32,
+    pub commands: Vec<u8>,
+}
+
+impl MigrateRequest {
+    /// `port u16 | timeout_ms u64 | replies u32 | host_len u32 | host | commands` (LE).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(18 + self.host.len() + self.commands.len());
+        b.extend_from_slice(&self.port.to_le_bytes());
+        b.extend_from_slice(&self.timeout_ms.to_le_bytes());
+        b.extend_from_slice(&self.replies.to_le_bytes());
+        b.extend_from_slice(&(self.host.len() as u32).to_le_bytes());
+        b.extend_from_slice(self.host.as_bytes());
+        b.extend_from_slice(&self.commands);
+        b
+    }
+    pub fn decode(b: &[u8]) -> Option<MigrateRequest> {
+        let port = u16::from_le_bytes(b.get(..2)?.try_into().ok()?);
+        let timeout_ms = u64::from_le_bytes(b.get(2..10)?.try_into().ok()?);
+        let replies = u32::from_le_bytes(b.get(10..14)?.try_into().ok()?);
+        let n = u32::from_le_bytes(b.get(14..18)?.try_into().ok()?) as usize;
+        let host = core::str::from_utf8(b.get(18..18usize.checked_add(n)?)?).ok()?.into();
+        Some(MigrateRequest { host, port, timeout_ms, replies, commands: b[18 + n..].to_vec() })
+    }
+}
+
+/// What became of a MIGRATE transfer (a REC_MIGRATED payload).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MigrateOutcome {
+    /// No connection within the timeout.
+    ConnectFailed,
+    /// The connection failed or timed out writing (true) or reading (false), after the
+    /// reply lines in `replies` had come.
+    Broken { writing: bool, replies: Vec<Vec<u8>> },
+    /// One reply line per command, without its CRLF.
+    Replies(Vec<Vec<u8>>),
+}
+
+impl MigrateOutcome {
+    /// `tag u8` (0 connect failed, 1 broken writing, 2 broken reading, 3 replies) then
+    /// the reply lines, each `len u32 LE | bytes`.
+    pub fn encode(&self) -> Vec<u8> {
+        let (tag, lines): (u8, &[Vec<u8>]) = match self {
+            MigrateOutcome::ConnectFailed => (0, &[]),
+            MigrateOutcome::Broken { writing: true, replies } => (1, replies),
+            MigrateOutcome::Broken { writing: false, replies } => (2, replies),
+            MigrateOutcome::Replies(r) => (3, r),
+        };
+        let mut b = alloc::vec![tag];
+        for l in lines {
+            b.extend_from_slice(&(l.len() as u32).to_le_bytes());
+            b.extend_from_slice(l);
+        }
+        b
+    }
+    pub fn decode(b: &[u8]) -> Option<MigrateOutcome> {
+        let (&tag, mut rest) = b.split_first()?;
+        let mut lines = Vec::new();
+        while !rest.is_empty() {
+            let n = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+            lines.push(rest.get(4..4usize.checked_add(n)?)?.to_vec());
+            rest = &rest[4 + n..];
+        }
+        Some(match tag {
+            0 => MigrateOutcome::ConnectFailed,
+            1 => MigrateOutcome::Broken { writing: true, replies: lines },
+            2 => MigrateOutcome::Broken { writing: false, replies: lines },
+            3 => MigrateOutcome::Replies(lines),
+            _ => return None,
+        })
+    }
+}
+
 /// A request the engine makes of its host for the command being run: told in an extra
-/// output record (REC_WAIT, REC_FAILOVER) right after the command's own.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// output record (REC_WAIT, REC_FAILOVER, …) right after the command's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HostRequest {
     Wait(WaitRequest),
     Failover,
@@ -178,6 +264,8 @@ pub enum HostRequest {
         schedule: bool,
     },
     Shutdown,
+    /// MIGRATE: the transfer to run (the client stays blocked until REC_MIGRATED).
+    Migrate(MigrateRequest),
 }
 
 /// The client asked to be disconnected after this reply (QUIT).

@@ -10,7 +10,7 @@ use crate::keyspace::object::Value;
 use crate::rdb::writer::{write_binary_double, write_int, write_len, write_string, write_value_string};
 use crate::rdb::{Error, Reader, intset, listpack, payload_body, ziplist, zipmap};
 use crate::types::dict::Dict;
-use crate::types::hash::HashValue;
+use crate::types::hash::{HashEnc, HashValue};
 use crate::types::list::{End, ListValue};
 use crate::types::set::{IntSet, SetValue};
 use crate::types::stream::lp::{self, Ele};
@@ -102,7 +102,7 @@ pub fn write_object(out: &mut Vec<u8>, v: &Value) {
             write_len(out, s.len() as u64);
             s.for_each(|m| write_value_string(out, m));
         }
-        Value::Hash(HashValue::Listpack(pairs)) => {
+        Value::Hash(HashValue { enc: HashEnc::Listpack(pairs), .. }) => {
             out.push(TYPE_HASH_LISTPACK);
             let mut body = Vec::new();
             for (f, x) in pairs {
@@ -344,14 +344,14 @@ fn hash_from_pairs(pairs: Vec<Pair>, table: bool, lim: &Limits) -> Result<Value,
             }
             d.insert_new(f.into_boxed_slice(), v.into_boxed_slice());
         }
-        return Ok(Value::Hash(HashValue::Table(d)));
+        return Ok(Value::Hash(HashValue::from_enc(HashEnc::Table(d))));
     }
     let mut fields: Vec<&[u8]> = pairs.iter().map(|(f, _)| &f[..]).collect();
     fields.sort_unstable();
     if fields.windows(2).any(|w| w[0] == w[1]) {
         return Err(DUPLICATE);
     }
-    Ok(Value::Hash(HashValue::Listpack(pairs.into_iter().map(|(f, v)| (f.into_boxed_slice(), v.into_boxed_slice())).collect())))
+    Ok(Value::Hash(HashValue::from_enc(HashEnc::Listpack(pairs.into_iter().map(|(f, v)| (f.into_boxed_slice(), v.into_boxed_slice())).collect()))))
 }
 
 /// RDB_TYPE_ZSET (scores as text) and _2 (binary doubles): a listpack after loading when

@@ -19,6 +19,18 @@ pub struct Watched {
     pub expires: bool,
 }
 
+/// What MIGRATE needs to finish once the target has answered.
+pub struct PendingMigrate {
+    pub db: usize,
+    /// The keys sent, each with a fingerprint of its key record as sent: a key is deleted
+    /// at the end only if it still has that fingerprint (another client may have written
+    /// it while the transfer ran).
+    pub keys: Vec<(Vec<u8>, u128)>,
+    pub copy: bool,
+    /// Replies that come before the RESTOREs' (AUTH's, SELECT's).
+    pub prefix: usize,
+}
+
 pub struct Client {
     pub id: u64,
     pub db: usize,
@@ -43,6 +55,8 @@ pub struct Client {
     pub subs: crate::server::pubsub::ClientSubs,
     /// The command this client is blocked on (BLPOP…), if any.
     pub blocked: Option<crate::server::blocked::Blocked>,
+    /// The MIGRATE whose transfer the host runs (the client is blocked meanwhile).
+    pub migrating: Option<alloc::boxed::Box<PendingMigrate>>,
     /// The engine batch in which a command of this client was deferred: its later commands
     /// in that batch are deferred too, so they run in order.
     pub deferred_in: u64,
@@ -88,6 +102,7 @@ impl Client {
             reply_skip_next: false,
             subs: Default::default(),
             blocked: None,
+            migrating: None,
             deferred_in: 0,
             readonly: false,
             asking: false,

@@ -43,9 +43,14 @@ pub fn state_digest(st: &State) -> [u8; 16] {
                 Value::Hash(h) => {
                     let mut sum: u128 = 0;
                     h.for_each(|f, v| {
-                        let mut p = Vec::with_capacity(f.len() + v.len() + 8);
+                        let mut p = Vec::with_capacity(f.len() + v.len() + 16);
                         put_bytes(&mut p, f);
                         put_bytes(&mut p, v);
+                        // A field's expiry is part of it (none: nothing added, so hashes
+                        // without any digest as before).
+                        if let Some(at) = h.ttl(f) {
+                            p.extend_from_slice(&at.to_le_bytes());
+                        }
                         sum = sum.wrapping_add(xxh3_128(&p));
                     });
                     rec.extend_from_slice(&sum.to_le_bytes());

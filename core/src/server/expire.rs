@@ -43,6 +43,7 @@ pub fn active_expire_cycle(st: &mut State, fx: &mut Vec<u8>) {
                 break;
             }
         }
+        crate::server::field_expiry::active_cycle(st, db, effort, fx);
     }
     st.expire_cursor_db = (st.expire_cursor_db + 1) % ndb;
 }

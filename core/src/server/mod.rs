@@ -14,6 +14,7 @@ pub mod digest;
 pub mod dispatch;
 pub mod evict;
 pub mod expire;
+pub mod field_expiry;
 pub mod functions;
 pub mod key_spec;
 pub mod latency;

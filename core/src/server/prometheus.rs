@@ -118,13 +118,14 @@ pub fn render(st: &State, clients: usize, labels: &str) -> String {
     }
     let x = &st.stats;
     let tracked = st.tracking.totals();
-    let counters: [(&'static str, &str, u64); 8] = [
+    let counters: [(&'static str, &str, u64); 9] = [
         ("memoria_error_replies_total", "Error replies sent (total_error_replies).", st.cmdstats.total_error_replies),
         ("memoria_commands_processed_total", "Commands processed (total_commands_processed).", x.commands),
         ("memoria_connections_received_total", "Connections accepted (total_connections_received).", x.connections),
         ("memoria_keyspace_hits_total", "Lookups of keys that existed (keyspace_hits).", x.keyspace_hits),
         ("memoria_keyspace_misses_total", "Lookups of keys that did not exist (keyspace_misses).", x.keyspace_misses),
         ("memoria_expired_keys_total", "Keys deleted because their TTL passed (expired_keys).", x.expired_keys),
+        ("memoria_expired_subkeys_total", "Hash fields deleted because their TTL passed (expired_subkeys).", x.expired_subkeys),
         ("memoria_evicted_keys_total", "Keys evicted under maxmemory (evicted_keys).", x.evicted_keys),
         ("memoria_rejected_oom_commands_total", "Commands refused with -OOM (rejected_oom_commands).", x.rejected_oom),
     ];

@@ -141,6 +141,8 @@ pub enum Movable {
     /// The key at 1 and the destinations of STORE/STOREDIST options, which start at this
     /// position (GEORADIUS, GEORADIUSBYMEMBER).
     GeoStore(usize),
+    /// The key at 3, or when it is empty every argument after KEYS (MIGRATE).
+    Migrate,
 }
 
 impl CommandSpec {
@@ -186,6 +188,7 @@ impl CommandSpec {
             Movable::First => out.extend((argv.len() > 1).then_some(1)),
             Movable::DestNumKeys => numkeys_keys(argv, 2, true, out),
             Movable::GeoStore(at) => geo_store_keys(argv, at, out),
+            Movable::Migrate => migrate_keys(argv, out),
         }
     }
     /// Where this invocation's first key is, if it names one (what a batch prefetches).
@@ -257,7 +260,7 @@ impl CommandSpec {
             "role" | "lastsave" => CAT_ADMIN | CAT_DANGEROUS,
             "xread" | "xreadgroup" => CAT_BLOCKING,
             "sort" | "sort_ro" => CAT_SET | CAT_SORTEDSET | CAT_LIST | CAT_DANGEROUS,
-            "restore" => CAT_DANGEROUS,
+            "restore" | "migrate" => CAT_DANGEROUS,
             "restore-asking" => CAT_KEYSPACE | CAT_DANGEROUS,
             _ if self.name.starts_with("command|") => CAT_CONNECTION,
             _ => 0,
@@ -353,6 +356,16 @@ pub fn geo_store_keys(argv: &[&[u8]], options_at: usize, out: &mut Vec<usize>) {
         if (crate::util::c_eq_ic(a, b"store") || crate::util::c_eq_ic(a, b"storedist")) && !out.contains(&(i + 1)) {
             out.push(i + 1);
         }
+    }
+}
+
+/// MIGRATE's keys, found as Redis's migrateGetKeys finds them: the key at 3, or with a
+/// KEYS option (and an empty key at 3) every argument after it.
+fn migrate_keys(argv: &[&[u8]], out: &mut Vec<usize>) {
+    match (6..argv.len()).find(|&i| crate::util::eq_ic(argv[i], b"keys")) {
+        Some(_) if argv.get(3).is_some_and(|k| !k.is_empty()) => {}
+        Some(i) => out.extend(i + 1..argv.len()),
+        None => out.extend((argv.len() > 3).then_some(3)),
     }
 }
 

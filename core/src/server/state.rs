@@ -27,6 +27,8 @@ pub struct Stats {
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub expired_keys: u64,
+    /// Hash fields removed because their TTL passed (Redis 7.4's expired_subkeys).
+    pub expired_subkeys: u64,
     pub evicted_keys: u64,
     pub connections: u64,
     pub rejected_oom: u64,
@@ -270,6 +272,9 @@ impl State {
             self.notify(crate::server::notify::KEY_MISS, "keymiss", key, db);
             return None;
         }
+        if !self.dbs[db].hexpires.is_empty() {
+            crate::server::field_expiry::expire_fields_if_needed(self, db, key, fx);
+        }
         if self.config.notify_flags & crate::server::notify::KEY_MISS != 0 && !self.dbs[db].keys.contains_key(key) {
             // (Checked apart from the lookup below, which returns a borrow.)
             self.stats.keyspace_misses += 1;
@@ -295,6 +300,9 @@ impl State {
     /// Looks a key up for a write.
     pub fn write(&mut self, db: usize, key: &[u8], fx: &mut Vec<u8>) -> Option<&mut Entry> {
         self.expire_if_needed(db, key, fx);
+        if !self.dbs[db].hexpires.is_empty() {
+            crate::server::field_expiry::expire_fields_if_needed(self, db, key, fx);
+        }
         let touch = !self.no_touch;
         let e = self.dbs[db].keys.get_mut(key)?;
         if touch {

@@ -4,6 +4,7 @@
 
 pub mod dict;
 pub mod geohash;
+pub mod field_ttl;
 pub mod hash;
 pub mod hll;
 pub mod list;

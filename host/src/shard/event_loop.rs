@@ -60,6 +60,12 @@ impl Shard {
                 self.flush();
             }
             ShardMsg::Saved { result } => self.saved(result),
+            ShardMsg::Migrated { client, outcome } => {
+                // Nobody to answer if the client left meanwhile (the engine forgot it).
+                if self.clients.contains_key(&client) {
+                    self.batch.record(batch::REC_MIGRATED, client, &outcome);
+                }
+            }
             ShardMsg::Peers(p) => {
                 if let Some(c) = self.cluster.as_mut()
                     && c.peers != p
@@ -297,6 +303,9 @@ impl Shard {
         }
         for w in routed.waits {
             self.start_wait(w);
+        }
+        for (client, request) in routed.migrations {
+            self.start_migrate(client, &request);
         }
         for (client, need, reply) in routed.shutdowns {
             // The process stops as on SIGTERM (appends in flight land first); the client

@@ -31,6 +31,7 @@ mod event_loop;
 mod facts;
 mod gate;
 mod log_path;
+mod migrate;
 mod rebuild;
 mod replica;
 mod route;
@@ -128,6 +129,11 @@ pub enum ShardMsg {
         client: u64,
         token: u64,
         reply: Vec<u8>,
+    },
+    /// A MIGRATE's transfer ended: the REC_MIGRATED payload for `client`.
+    Migrated {
+        client: u64,
+        outcome: Vec<u8>,
     },
     /// The snapshot SAVE/BGSAVE started is published (or failed, and why).
     Saved {

@@ -26,6 +26,9 @@ pub(super) struct Routed {
     /// SHUTDOWNs: (client, the sequence its reply waits for, its reply if the node
     /// cannot stop).
     pub shutdowns: Vec<(u64, u64, Vec<u8>)>,
+    /// MIGRATE transfers to run: (client, its REC_MIGRATE payload). The client stays
+    /// parked until the engine answers the REC_MIGRATED that reports it.
+    pub migrations: Vec<(u64, Vec<u8>)>,
 }
 
 impl Gate {
@@ -62,7 +65,7 @@ impl Gate {
                     continue;
                 }
                 // Taken with the record they follow (below); never alone.
-                batch::REC_WAIT | batch::REC_FAILOVER | batch::REC_SAVE | batch::REC_SHUTDOWN => continue,
+                batch::REC_WAIT | batch::REC_FAILOVER | batch::REC_SAVE | batch::REC_SHUTDOWN | batch::REC_MIGRATE => continue,
                 _ => {}
             }
             let parked = rec.flags & (batch::OUT_BLOCKED | batch::OUT_DEFERRED) != 0;
@@ -103,6 +106,10 @@ impl Gate {
                     blocking.defer(rec.client, i.payload);
                 }
             } else if rec.flags & batch::OUT_BLOCKED != 0 {
+                // A MIGRATE blocks until its transfer, which the next record asks for.
+                if let Some(r) = records.next_if(|r| r.client == rec.client && r.kind == batch::REC_MIGRATE) {
+                    routed.migrations.push((rec.client, r.reply.to_vec()));
+                }
                 if blocking.park(rec.client, rec.reply) {
                     routed.dropped.push(rec.client);
                 }

@@ -212,3 +212,31 @@ fn snapshots_keep_field_ttls() {
     // DUMP cannot carry them in Redis 7.0's format, so it says so rather than drop them.
     ck(&mut r, "DUMP h", err("ERR DUMP of a hash whose fields have TTLs is not supported (Redis 7.0's format has no field expiries)"));
 }
+
+#[test]
+fn a_logged_sort_store_replays_to_the_same_value_after_the_fields_expired() {
+    // SORT … STORE is logged as it ran; replayed after the field's TTL has passed (a
+    // restart, a lagging replica), it must still see the field the primary saw.
+    let mut h = H::new();
+    ck(&mut h, "HSET w_1 f 5", int(1));
+    ck(&mut h, "HPEXPIRE w_1 60000 FIELDS 1 f", ints(&[1]));
+    ck(&mut h, "RPUSH l 1", int(1));
+    ck(&mut h, "SORT l BY w_*->f GET w_*->f STORE dst", int(1));
+    let mut replica = memoria_core::Engine::new(9);
+    replica.apply(&h.effects, (h.now_ms + 120_000) * 1000).unwrap();
+    assert_eq!(replica.digest(), h.e.digest());
+}
+
+#[test]
+fn reading_fields_needs_read_permission() {
+    // HGETEX and HGETDEL return values: a write-only key pattern does not allow them.
+    let mut h = H::new();
+    ck(&mut h, "HSET secret f v", int(1));
+    ck(&mut h, "ACL SETUSER w on nopass %W~secret* +@all", OK);
+    ck(&mut h, "AUTH w x", OK);
+    for c in ["HGETEX secret FIELDS 1 f", "HGETDEL secret FIELDS 1 f"] {
+        let r = h.c(c);
+        assert!(r.starts_with("-NOPERM"), "{c}: {r}");
+    }
+    ck(&mut h, "HSETEX secret FIELDS 1 f w", int(1));
+}

@@ -116,6 +116,7 @@ fn copy_keeps_and_errors_keep_the_keys() {
 
 #[test]
 fn a_key_written_during_the_transfer_is_kept() {
+    // (Another client's write, seen as WATCH sees writes.)
     let mut h = H::new();
     h.c("MSET a 1 b 2");
     run(&mut h, 1, &[b"MIGRATE", b"127.0.0.1", b"7001", b"", b"0", b"1000", b"KEYS", b"a", b"b"]);
@@ -173,4 +174,63 @@ fn monitor_and_slowlog_hide_the_passwords() {
     let argv: Vec<&[u8]> = vec![b"MIGRATE", b"h", b"1", b"", b"0", b"10", b"COPY", b"AUTH2", b"user", b"pw", b"AUTH", b"pw2", b"KEYS", b"AUTH", b"k"];
     let secret: Vec<usize> = (0..argv.len()).filter(|&i| migrate_secret(&argv, i)).collect();
     assert_eq!(secret, [8, 9, 11]);
+}
+
+#[test]
+fn a_restore_of_the_same_value_during_the_transfer_keeps_the_key() {
+    // MIGRATE to this very server with REPLACE: the target's RESTORE rewrites the key with
+    // the same value while the transfer runs; deleting it then would lose it everywhere.
+    let mut h = H::new();
+    h.c("SET k v");
+    let dump = h.raw(&["DUMP", "k"]);
+    let payload = &dump[dump.iter().position(|&c| c == b'\n').unwrap() + 1..dump.len() - 2];
+    run(&mut h, 1, &[b"MIGRATE", b"127.0.0.1", b"7001", b"k", b"0", b"1000", b"REPLACE"]);
+    assert_eq!(run(&mut h, 2, &[b"RESTORE", b"k", b"0", payload, b"REPLACE"]).0, "+OK\r\n");
+    let (reply, _) = report(&mut h, 1, &MigrateOutcome::Replies(lines(&["+OK", "+OK"])));
+    assert!(reply.starts_with("-ERR the target has the keys, but one was written here"), "{reply}");
+    assert_eq!(h.c("GET k"), "$1\r\nv\r\n");
+}
+
+#[test]
+fn reads_during_the_transfer_do_not_keep_a_key() {
+    // A large hash mid-rehash: HRANDFIELD moves buckets (and iteration order) but writes
+    // nothing, so the key still moves.
+    let mut h = H::new();
+    for i in 0..2000 {
+        h.c(&format!("HSET big f{i} v"));
+    }
+    run(&mut h, 1, &[b"MIGRATE", b"127.0.0.1", b"7001", b"big", b"0", b"1000"]);
+    for _ in 0..50 {
+        run(&mut h, 2, &[b"HRANDFIELD", b"big", b"3"]);
+    }
+    assert_eq!(report(&mut h, 1, &MigrateOutcome::Replies(lines(&["+OK", "+OK"]))).0, "+OK\r\n");
+    assert_eq!(h.c("EXISTS big"), ":0\r\n");
+}
+
+#[test]
+fn during_client_pause_the_keys_stay() {
+    let mut h = H::new();
+    h.c("SET k v");
+    run(&mut h, 1, &[b"MIGRATE", b"127.0.0.1", b"7001", b"k", b"0", b"1000"]);
+    assert_eq!(run(&mut h, 2, &[b"CLIENT", b"PAUSE", b"100000", b"WRITE"]).0, "+OK\r\n");
+    let mark = h.effect_lines().len();
+    let (reply, _) = report(&mut h, 1, &MigrateOutcome::Replies(lines(&["+OK", "+OK"])));
+    assert!(reply.contains("writes are paused (CLIENT PAUSE)"), "{reply}");
+    assert_eq!(h.effect_lines().len(), mark, "nothing logged during the pause");
+    assert_eq!(h.c("EXISTS k"), ":1\r\n");
+}
+
+#[test]
+fn a_password_named_keys_is_a_password() {
+    // The key positions come from the same reading of the options as the command's: a
+    // password "keys" neither hides the key from ACL and cluster routing nor names others.
+    let mut h = H::new();
+    assert_eq!(h.c("COMMAND GETKEYS MIGRATE h 1 secret 0 10 AUTH keys"), "*1\r\n$6\r\nsecret\r\n");
+    let keys = h.raw(&["COMMAND", "GETKEYS", "MIGRATE", "h", "1", "", "0", "10", "AUTH2", "keys", "pw", "KEYS", "a"]);
+    assert_eq!(keys, b"*1\r\n$1\r\na\r\n");
+    h.c("ACL SETUSER u on nopass ~allowed* +@all");
+    h.c("SET secret s");
+    h.c("AUTH u x");
+    let r = h.c("MIGRATE 127.0.0.1 7001 secret 0 10 AUTH keys");
+    assert!(r.starts_with("-NOPERM"), "{r}");
 }

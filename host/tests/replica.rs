@@ -11,15 +11,7 @@ use memoria_log::LogApi;
 
 /// Polls the replica until `GET key` returns `want` (a liveness wait, not a timing check).
 fn wait_for(c: &mut Raw, key: &str, want: &[u8]) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let r = c.cmd(&["GET", key]);
-        if r == want {
-            return;
-        }
-        assert!(Instant::now() < deadline, "replica never showed {key} = {:?} (last {:?})", String::from_utf8_lossy(want), String::from_utf8_lossy(&r));
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_reply(c, &["GET", key], want)
 }
 
 #[test]

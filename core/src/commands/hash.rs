@@ -15,7 +15,8 @@ use crate::util::{eq_ic, parse_i64};
 
 /// Looks up a hash for reading: Ok(None) if missing, Err(()) after a WRONGTYPE reply.
 /// A primary has removed the hash's expired fields in the lookup; a replica, which may
-/// not, reads a copy without them, kept in `$live` (an `Option<HashValue>`).
+/// not, reads a copy without them, kept in `$live` (an `Option<HashValue>`): for commands
+/// that read the whole hash anyway (HGETALL, HSCAN, HRANDFIELD…).
 macro_rules! read_hash {
     ($ctx:expr, $key:expr, $live:expr) => {{
         let db = $ctx.db();
@@ -38,7 +39,25 @@ macro_rules! read_hash {
         }
     }};
 }
-pub(crate) use read_hash;
+
+/// Looks up a hash for reading fields one by one, without `read_hash!`'s copy: the
+/// caller reads with `HashValue::get_live` (a replica's expired fields are still there).
+macro_rules! read_fields {
+    ($ctx:expr, $key:expr) => {{
+        let db = $ctx.db();
+        match $ctx.st.read(db, $key, $ctx.fx) {
+            None => Ok(None),
+            Some(e) => match &e.val {
+                Value::Hash(h) => Ok(Some(h)),
+                _ => {
+                    $ctx.reply.error(WRONGTYPE);
+                    Err(())
+                }
+            },
+        }
+    }};
+}
+pub(crate) use read_fields;
 
 /// The hash at `key` for writing, created if missing; None after a WRONGTYPE reply.
 pub(crate) fn hash_for_write<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> Option<&'c mut HashValue> {
@@ -138,20 +157,20 @@ pub fn hsetnx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn hget(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let mut live = None;
-    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
-    match h.and_then(|h| h.get(argv[2])) {
+    let now = ctx.st.now_ms;
+    let Ok(h) = read_fields!(ctx, argv[1]) else { return };
+    match h.and_then(|h| h.get_live(argv[2], now)) {
         Some(v) => ctx.reply.bulk(v),
         None => ctx.reply.null(),
     }
 }
 
 pub fn hmget(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let mut live = None;
-    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
+    let now = ctx.st.now_ms;
+    let Ok(h) = read_fields!(ctx, argv[1]) else { return };
     ctx.reply.array(argv.len() - 2);
     for f in &argv[2..] {
-        match h.and_then(|h| h.get(f)) {
+        match h.and_then(|h| h.get_live(f, now)) {
             Some(v) => ctx.reply.bulk(v),
             None => ctx.reply.null(),
         }
@@ -179,23 +198,23 @@ pub fn hdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 }
 
 pub fn hlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let mut live = None;
-    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
-    let n = h.map_or(0, |h| h.len());
+    let now = ctx.st.now_ms;
+    let Ok(h) = read_fields!(ctx, argv[1]) else { return };
+    let n = h.map_or(0, |h| h.len() - h.due_count(now));
     ctx.reply.int(n as i64);
 }
 
 pub fn hstrlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let mut live = None;
-    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
-    let n = h.and_then(|h| h.get(argv[2])).map_or(0, |v| v.len());
+    let now = ctx.st.now_ms;
+    let Ok(h) = read_fields!(ctx, argv[1]) else { return };
+    let n = h.and_then(|h| h.get_live(argv[2], now)).map_or(0, |v| v.len());
     ctx.reply.int(n as i64);
 }
 
 pub fn hexists(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let mut live = None;
-    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
-    let e = h.is_some_and(|h| h.get(argv[2]).is_some());
+    let now = ctx.st.now_ms;
+    let Ok(h) = read_fields!(ctx, argv[1]) else { return };
+    let e = h.is_some_and(|h| h.get_live(argv[2], now).is_some());
     ctx.reply.int(e as i64);
 }
 

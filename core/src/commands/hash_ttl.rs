@@ -9,7 +9,7 @@
 
 use alloc::vec::Vec;
 
-use crate::commands::hash::{after_write, hash_for_write, read_hash};
+use crate::commands::hash::{after_write, hash_for_write, read_fields};
 use crate::commands::string::WRONGTYPE;
 use crate::keyspace::object::Value;
 use crate::server::ctx::Ctx;
@@ -233,12 +233,11 @@ pub fn hpexpireat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
 /// or the expiry, in seconds (rounded up, as Redis does) or ms.
 fn httl_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], seconds: bool, relative: bool) {
     let now = ctx.st.now_ms;
-    let mut live = None;
-    let Ok(h) = read_hash!(ctx, argv[1], live) else { return };
+    let Ok(h) = read_fields!(ctx, argv[1]) else { return };
     let answers: Option<Vec<i64>> = h.map(|h| {
         argv[4..]
             .iter()
-            .map(|f| match (h.get(f), h.ttl(f)) {
+            .map(|f| match (h.get_live(f, now), h.ttl(f)) {
                 (None, _) => NO_FIELD,
                 (Some(_), None) => -1,
                 (Some(_), Some(at)) => {

@@ -7,80 +7,37 @@
 //! The engine has no I/O: MIGRATE blocks its client and asks the host for the transfer
 //! (a REC_MIGRATE record); the host's REC_MIGRATED brings the target's replies back to
 //! `complete`. Redis blocks the whole server meanwhile; here other clients go on, so a
-//! key one of them writes during the transfer is kept (its newer value is not lost) and
-//! MIGRATE says so in its error.
+//! key one of them writes during the transfer (`server::migrating` sees it) is kept, its
+//! newer value not lost, and MIGRATE says so in its error.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
-use xxhash_rust::xxh3::xxh3_128;
-
 use crate::keyspace::object::{NO_EXPIRE, Value};
-use crate::keyspace::record::encode_value_with_key;
 use crate::protocol::batch::{HostRequest, MigrateOutcome, MigrateRequest};
 use crate::protocol::resp::encode_command;
 use crate::server::client::PendingMigrate;
 use crate::server::ctx::Ctx;
 use crate::server::notify;
-use crate::util::{IntText, eq_ic, parse_i64};
+use crate::server::spec::{MigrateOptions, migrate_options, migrate_options_with};
+use crate::util::{IntText, parse_i64};
 
-/// A key record's fingerprint: a key is deleted at the end only if it still has the one
-/// it had when sent.
-fn fingerprint(key: &[u8], expire_at: i64, v: &Value) -> u128 {
-    let mut rec = Vec::new();
-    encode_value_with_key(&mut rec, key, expire_at, v);
-    xxh3_128(&rec)
-}
-
-/// MIGRATE's secrets (MONITOR, SLOWLOG): AUTH's password, AUTH2's user and password,
-/// found as MIGRATE parses its options.
+/// MIGRATE's secrets (MONITOR, SLOWLOG): AUTH's password, AUTH2's user and password.
 pub fn migrate_secret(argv: &[&[u8]], i: usize) -> bool {
-    let mut j = 6;
-    while j < argv.len() {
-        let more = argv.len() - j - 1;
-        let n = match argv[j] {
-            a if eq_ic(a, b"AUTH") && more >= 1 => 1,
-            a if eq_ic(a, b"AUTH2") && more >= 2 => 2,
-            a if eq_ic(a, b"KEYS") => return false,
-            _ => 0,
-        };
-        if i > j && i <= j + n {
-            return true;
-        }
-        j += n + 1;
-    }
-    false
+    let mut secret = false;
+    let _ = migrate_options_with(argv, |r| secret |= r.contains(&i));
+    secret
 }
 
 pub fn migrate(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
-    let (mut copy, mut replace) = (false, false);
-    let mut auth: Option<&[&[u8]]> = None;
-    let mut keys: &[&[u8]] = &argv[3..4];
-    let mut j = 6;
-    while j < argv.len() {
-        let a = argv[j];
-        let more = argv.len() - j - 1;
-        if eq_ic(a, b"COPY") {
-            copy = true;
-        } else if eq_ic(a, b"REPLACE") {
-            replace = true;
-        } else if eq_ic(a, b"AUTH") && more >= 1 {
-            auth = Some(&argv[j + 1..j + 2]);
-            j += 1;
-        } else if eq_ic(a, b"AUTH2") && more >= 2 {
-            auth = Some(&argv[j + 1..j + 3]);
-            j += 2;
-        } else if eq_ic(a, b"KEYS") {
-            if !argv[3].is_empty() {
-                return ctx.err("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string");
-            }
-            keys = &argv[j + 1..];
-            break;
-        } else {
-            return ctx.syntax_error();
+    let Ok(MigrateOptions { copy, replace, auth, keys_from }) = migrate_options(argv) else { return ctx.syntax_error() };
+    let keys: &[&[u8]] = match keys_from {
+        Some(_) if !argv[3].is_empty() => {
+            return ctx.err("ERR When using MIGRATE KEYS option, the key argument must be set to the empty string");
         }
-        j += 1;
-    }
+        Some(i) => &argv[i..],
+        None => &argv[3..4],
+    };
     let Some(timeout) = ctx.int_arg(argv[5]) else { return };
     let Some(dbid) = ctx.int_arg(argv[4]) else { return };
     let timeout = if timeout <= 0 { 1000 } else { timeout as u64 };
@@ -98,13 +55,13 @@ pub fn migrate(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let mut prefix = 0;
     if let Some(auth) = auth {
         let mut cmd: Vec<&[u8]> = alloc::vec![b"AUTH"];
-        cmd.extend_from_slice(auth);
+        cmd.extend_from_slice(&argv[auth]);
         encode_command(&mut commands, &cmd);
         prefix += 1;
     }
     encode_command(&mut commands, &[b"SELECT", IntText::new(dbid).as_bytes()]);
     prefix += 1;
-    let mut sent: Vec<(Vec<u8>, u128)> = Vec::new();
+    let mut sent: Vec<Vec<u8>> = Vec::new();
     for &key in keys {
         let Some(e) = ctx.st.read(db, key, ctx.fx) else { continue };
         if let Value::Hash(h) = &e.val
@@ -114,20 +71,22 @@ pub fn migrate(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         let ttl = if e.expire_at == NO_EXPIRE { 0 } else { (e.expire_at - now).max(1) };
         let payload = crate::rdb::object::dump(&e.val);
-        let print = fingerprint(key, e.expire_at, &e.val);
         let ttl = IntText::new(ttl);
         let mut cmd: Vec<&[u8]> = alloc::vec![restore, key, ttl.as_bytes(), &payload];
         if replace {
             cmd.push(b"REPLACE");
         }
         encode_command(&mut commands, &cmd);
-        sent.push((key.to_vec(), print));
+        sent.push(key.to_vec());
     }
     ctx.propagate_nothing();
     if sent.is_empty() {
         return ctx.reply.simple(b"NOKEY");
     }
     let replies = (prefix + sent.len()) as u32;
+    for k in &sent {
+        ctx.st.migrating.start(db, k);
+    }
     ctx.host = Some(HostRequest::Migrate(MigrateRequest { host: host.into(), port, timeout_ms: timeout, replies, commands }));
     ctx.client.migrating = Some(Box::new(PendingMigrate { db, keys: sent, copy, prefix }));
     // Blocked on no key and with no deadline: only the host's REC_MIGRATED ends it (its
@@ -151,9 +110,10 @@ pub fn complete(ctx: &mut Ctx<'_>, m: &PendingMigrate, outcome: Option<MigrateOu
     let mut target_error: Option<&[u8]> = None;
     let mut deleted: Vec<&[u8]> = Vec::new();
     let mut changed: Vec<&[u8]> = Vec::new();
-    let now = ctx.st.now_ms;
-    for (i, (key, print)) in m.keys.iter().enumerate() {
-        let Some(line) = lines.get(m.prefix + i) else { break };
+    let (now, paused) = (ctx.st.now_ms, ctx.st.writes_paused());
+    for (i, key) in m.keys.iter().enumerate() {
+        let untouched = ctx.st.migrating.finish(m.db, key);
+        let Some(line) = lines.get(m.prefix + i) else { continue };
         // As Redis: AUTH's error first, then SELECT's, then the key's own.
         if let Some(err) = failed_prefix.or(is_err(line).then_some(line)) {
             target_error.get_or_insert(&err[1..]);
@@ -163,8 +123,11 @@ pub fn complete(ctx: &mut Ctx<'_>, m: &PendingMigrate, outcome: Option<MigrateOu
             continue;
         }
         // Gone meanwhile (deleted, or its TTL passed): nothing left to delete here.
-        let Some(e) = ctx.st.dbs[m.db].keys.get(key).filter(|e| e.expire_at == NO_EXPIRE || e.expire_at > now) else { continue };
-        if fingerprint(key, e.expire_at, &e.val) != *print {
+        if !ctx.st.dbs[m.db].keys.get(key).is_some_and(|e| e.expire_at == NO_EXPIRE || e.expire_at > now) {
+            continue;
+        }
+        // Written meanwhile, or writes are paused (CLIENT PAUSE): kept here.
+        if !untouched || paused {
             changed.push(key);
             continue;
         }
@@ -194,11 +157,18 @@ pub fn complete(ctx: &mut Ctx<'_>, m: &PendingMigrate, outcome: Option<MigrateOu
         None => {}
     }
     if let Some(k) = changed.first() {
-        let msg = alloc::format!(
-            "ERR the target has the keys, but {} written here during the transfer and kept (first: '{}')",
-            if changed.len() == 1 { "one was" } else { "some were" },
-            alloc::string::String::from_utf8_lossy(k)
-        );
+        let msg = if paused {
+            alloc::format!(
+                "ERR the target has the keys, but writes are paused (CLIENT PAUSE): they were kept here (first: '{}')",
+                alloc::string::String::from_utf8_lossy(k)
+            )
+        } else {
+            alloc::format!(
+                "ERR the target has the keys, but {} written here during the transfer and kept (first: '{}')",
+                if changed.len() == 1 { "one was" } else { "some were" },
+                alloc::string::String::from_utf8_lossy(k)
+            )
+        };
         return ctx.err(&msg);
     }
     ctx.reply.ok();

@@ -276,12 +276,13 @@ fn lookup_by_pattern(ctx: &mut Ctx<'_>, pattern: &[u8], subst: &[u8]) -> Option<
     name.extend_from_slice(&pattern[..star]);
     name.extend_from_slice(subst);
     name.extend_from_slice(&pattern[star + 1..key_end]);
-    let (db, now) = (ctx.db(), ctx.st.now_ms);
+    let (db, now, applying) = (ctx.db(), ctx.st.now_ms, ctx.st.applying);
     let val = &ctx.st.read(db, &name, ctx.fx)?.val;
     match field {
-        // (A replica still holds fields expired until its primary's HDEL.)
+        // A replica still holds fields expired until its primary's HDEL; applying a
+        // logged SORT … STORE, the field was live when the primary ran it.
         Some(f) => match val {
-            Value::Hash(h) if !h.is_expired(f, now) => h.get(f).map(|v| v.to_vec()),
+            Value::Hash(h) if applying || !h.is_expired(f, now) => h.get(f).map(|v| v.to_vec()),
             _ => None,
         },
         None => val.string_bytes().map(|b| b.into_owned()),

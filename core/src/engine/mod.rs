@@ -176,6 +176,12 @@ impl Engine {
         if let Some(b) = c.blocked.take() {
             self.st.blocking.remove(id, &b);
         }
+        // A MIGRATE cut short: its keys stay here (the target may have them too).
+        if let Some(m) = c.migrating.take() {
+            for k in &m.keys {
+                self.st.migrating.finish(m.db, k);
+            }
+        }
         self.st.postponed.retain(|&p| p != id);
     }
 
@@ -774,8 +780,6 @@ impl Engine {
         batch::write_out(out, batch::REC_KILL, id, 0, b"", b"");
     }
 
-    /// Answers a blocked client's command as on timeout (null array) or with CLIENT
-    /// UNBLOCK's error, in a record of `kind`. False if it was not blocked.
     /// Answers client `id`'s MIGRATE with what became of its transfer (a REC_MIGRATED
     /// payload), in a REC_MIGRATED record flagged OUT_UNBLOCKED. False if it has none
     /// (it disconnected meanwhile).
@@ -798,6 +802,8 @@ impl Engine {
         true
     }
 
+    /// Answers a blocked client's command as on timeout (null array) or with CLIENT
+    /// UNBLOCK's error, in a record of `kind`. False if it was not blocked.
     fn unblock_client(&mut self, id: u64, error: bool, kind: u8, out: &mut Vec<u8>) -> bool {
         let Some(&slot) = self.client_slots.get(&id) else {
             return false;

@@ -22,10 +22,9 @@ pub struct Watched {
 /// What MIGRATE needs to finish once the target has answered.
 pub struct PendingMigrate {
     pub db: usize,
-    /// The keys sent, each with a fingerprint of its key record as sent: a key is deleted
-    /// at the end only if it still has that fingerprint (another client may have written
-    /// it while the transfer ran).
-    pub keys: Vec<(Vec<u8>, u128)>,
+    /// The keys sent, registered in `State::migrating`: one written meanwhile (by another
+    /// client while the transfer ran) is not deleted at the end.
+    pub keys: Vec<Vec<u8>>,
     pub copy: bool,
     /// Replies that come before the RESTOREs' (AUTH's, SELECT's).
     pub prefix: usize,

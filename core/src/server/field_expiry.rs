@@ -1,7 +1,7 @@
 //! Hash-field expiry on the shard (Redis 7.4's HFE): a hash's expired fields are removed
 //! when the hash is looked up (lazily, all of them, so every command sees only live
-//! fields) and by the active cycle (a bounded number per tick). Each removed field
-//! leaves as an `HDEL key field` effect, so a replica or a replay removes exactly what
+//! fields) and by the active cycle (a bounded number per tick). The removed fields leave
+//! as one `HDEL key field…` effect, so a replica or a replay removes exactly what
 //! the primary removed: nothing expires by itself while applying effects, and a replica
 //! only hides expired fields (`HashValue::live_copy`) until its primary's HDEL comes.
 
@@ -34,9 +34,11 @@ pub fn remove_expired(st: &mut State, db: usize, key: &[u8], fx: &mut Vec<u8>, l
     if no_ttls {
         st.dbs[db].hexpires.remove(key);
     }
-    for f in &due {
-        emit(fx, db, &[b"HDEL", key, f]);
-    }
+    // One HDEL for all of them: one log record per hash, not per field.
+    let mut hdel: Vec<&[u8]> = Vec::with_capacity(due.len() + 2);
+    hdel.extend_from_slice(&[b"HDEL", key]);
+    hdel.extend(due.iter().map(|f| &**f));
+    emit(fx, db, &hdel);
     st.stats.expired_subkeys += due.len() as u64;
     st.signal_modified_key(db, key);
     st.notify(notify::HASH, "hexpired", key, db);

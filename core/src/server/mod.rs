@@ -18,6 +18,7 @@ pub mod field_expiry;
 pub mod functions;
 pub mod key_spec;
 pub mod latency;
+pub mod migrating;
 pub mod monitor;
 pub mod notify;
 pub mod pause;

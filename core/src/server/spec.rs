@@ -359,13 +359,61 @@ pub fn geo_store_keys(argv: &[&[u8]], options_at: usize, out: &mut Vec<usize>) {
     }
 }
 
-/// MIGRATE's keys, found as Redis's migrateGetKeys finds them: the key at 3, or with a
-/// KEYS option (and an empty key at 3) every argument after it.
+/// MIGRATE's options from argument 6, read as MIGRATE reads them.
+#[derive(Default, Debug, PartialEq, Eq)]
+pub struct MigrateOptions {
+    pub copy: bool,
+    pub replace: bool,
+    /// AUTH's password or AUTH2's user and password: their positions.
+    pub auth: Option<core::ops::Range<usize>>,
+    /// Where the keys after KEYS start.
+    pub keys_from: Option<usize>,
+}
+
+/// MIGRATE's options, or the position of the first argument it refuses (a syntax error).
+/// One reader for the command, its key positions and its secrets, so none of them can
+/// take a password named "keys" for the option.
+pub fn migrate_options(argv: &[&[u8]]) -> Result<MigrateOptions, usize> {
+    migrate_options_with(argv, |_| {})
+}
+
+/// `migrate_options`, telling `on_auth` where each AUTH/AUTH2's secrets are (a later one
+/// replaces an earlier one for the command; every one is a secret).
+pub fn migrate_options_with(argv: &[&[u8]], mut on_auth: impl FnMut(core::ops::Range<usize>)) -> Result<MigrateOptions, usize> {
+    let mut o = MigrateOptions::default();
+    let mut j = 6;
+    while j < argv.len() {
+        let (a, more) = (argv[j], argv.len() - j - 1);
+        if crate::util::eq_ic(a, b"COPY") {
+            o.copy = true;
+        } else if crate::util::eq_ic(a, b"REPLACE") {
+            o.replace = true;
+        } else if crate::util::eq_ic(a, b"AUTH") && more >= 1 {
+            o.auth = Some(j + 1..j + 2);
+            on_auth(j + 1..j + 2);
+            j += 1;
+        } else if crate::util::eq_ic(a, b"AUTH2") && more >= 2 {
+            o.auth = Some(j + 1..j + 3);
+            on_auth(j + 1..j + 3);
+            j += 2;
+        } else if crate::util::eq_ic(a, b"KEYS") {
+            o.keys_from = Some(j + 1);
+            return Ok(o);
+        } else {
+            return Err(j);
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+/// MIGRATE's keys: the key at 3, or with KEYS (and an empty key at 3) every argument
+/// after it; none when MIGRATE would refuse its arguments (it then touches no key).
 fn migrate_keys(argv: &[&[u8]], out: &mut Vec<usize>) {
-    match (6..argv.len()).find(|&i| crate::util::eq_ic(argv[i], b"keys")) {
-        Some(_) if argv.get(3).is_some_and(|k| !k.is_empty()) => {}
-        Some(i) => out.extend(i + 1..argv.len()),
-        None => out.extend((argv.len() > 3).then_some(3)),
+    match migrate_options(argv) {
+        Ok(MigrateOptions { keys_from: Some(i), .. }) if argv.get(3).is_some_and(|k| k.is_empty()) => out.extend(i..argv.len()),
+        Ok(MigrateOptions { keys_from: None, .. }) => out.extend((argv.len() > 3).then_some(3)),
+        _ => {}
     }
 }
 

@@ -114,6 +114,8 @@ pub struct State {
     pub functions: crate::server::functions::Functions,
     /// Client-side caching: who cached which keys, invalidations owed.
     pub tracking: crate::server::tracking::Tracking,
+    /// Keys MIGRATE has sent and not finished with, and whether they were written since.
+    pub migrating: crate::server::migrating::Migrating,
     /// The running command's client is in CLIENT NO-TOUCH mode: lookups leave keys'
     /// access times alone.
     pub no_touch: bool,
@@ -180,6 +182,7 @@ impl State {
             scripts: Default::default(),
             functions: Default::default(),
             tracking: crate::server::tracking::Tracking::new(seed ^ 0x7c),
+            migrating: Default::default(),
             no_touch: false,
             paused: None,
             postponed: Vec::new(),
@@ -358,6 +361,9 @@ impl State {
         if !self.tracking.is_idle() {
             self.tracking.invalidate(key, true);
         }
+        if !self.migrating.is_empty() {
+            self.migrating.touch(db, key);
+        }
         if self.watched.is_empty() {
             return;
         }
@@ -390,6 +396,7 @@ impl State {
     /// signalFlushedDb): marks every watcher of a key that exists there, and every
     /// tracking client is told to drop its cache.
     pub fn signal_flushed_db(&mut self, db: Option<usize>) {
+        self.migrating.touch_all();
         self.touch_watched_where(|dbs, d, key| db.is_none_or(|x| x == d) && dbs[d].keys.contains_key(key));
         if !self.tracking.is_idle() {
             self.tracking.flush();
@@ -400,6 +407,7 @@ impl State {
     /// before the swap: what it watched is about to change (Redis's touchAllWatchedKeysInDb
     /// both ways).
     pub fn touch_watched_in_swap(&mut self, a: usize, b: usize) {
+        self.migrating.touch_all();
         self.touch_watched_where(|dbs, d, key| (d == a || d == b) && (dbs[a].keys.contains_key(key) || dbs[b].keys.contains_key(key)));
     }
 

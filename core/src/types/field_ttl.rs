@@ -55,6 +55,11 @@ impl FieldTtls {
         self.by_time.iter().take_while(|(at, _)| *at <= now).take(limit).map(|(_, f)| f.clone()).collect()
     }
 
+    /// How many fields expire at or before `now`.
+    pub fn due_count(&self, now: i64) -> usize {
+        self.by_time.iter().take_while(|(at, _)| *at <= now).count()
+    }
+
     /// Every field with its expiry, in field order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], i64)> {
         self.by_field.iter().map(|(f, at)| (&**f, *at))

@@ -85,6 +85,21 @@ impl HashValue {
         self.ttls.as_ref().map_or_else(Vec::new, |t| t.due(now, limit))
     }
 
+    /// A field's value unless it expired by `now` (a replica keeps expired fields until
+    /// its primary's HDEL).
+    #[inline]
+    pub fn get_live(&self, field: &[u8], now: i64) -> Option<&[u8]> {
+        if self.ttls.is_some() && self.is_expired(field, now) {
+            return None;
+        }
+        self.get(field)
+    }
+
+    /// How many fields have expired by `now` but are still stored.
+    pub fn due_count(&self, now: i64) -> usize {
+        self.ttls.as_ref().map_or(0, |t| t.due_count(now))
+    }
+
     /// Whether `field` exists and has expired by `now` (still stored: the shard removes it).
     pub fn is_expired(&self, field: &[u8], now: i64) -> bool {
         self.ttl(field).is_some_and(|at| at <= now)

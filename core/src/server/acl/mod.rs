@@ -472,7 +472,9 @@ fn key_need(spec: &CommandSpec, argv: &[&[u8]], pos: usize) -> u8 {
     match spec.name {
         // Writes that also return what they read.
         "getset" | "getdel" | "getex" | "incr" | "decr" | "incrby" | "decrby" | "incrbyfloat" | "hincrby" | "hincrbyfloat" | "zincrby" | "lpop" | "rpop"
-        | "blpop" | "brpop" | "spop" | "zpopmin" | "zpopmax" | "bzpopmin" | "bzpopmax" | "bitfield" | "xreadgroup" | "xautoclaim" | "xclaim" => KEY_ALL,
+        | "blpop" | "brpop" | "spop" | "zpopmin" | "zpopmax" | "bzpopmin" | "bzpopmax" | "bitfield" | "xreadgroup" | "xautoclaim" | "xclaim"
+        // Return field values, or send the value elsewhere.
+        | "hgetdel" | "hgetex" | "migrate" => KEY_ALL,
         _ => KEY_WRITE,
     }
 }

@@ -234,3 +234,9 @@ fn a_password_named_keys_is_a_password() {
     let r = h.c("MIGRATE 127.0.0.1 7001 secret 0 10 AUTH keys");
     assert!(r.starts_with("-NOPERM"), "{r}");
 }
+
+#[test]
+fn missing_keys_are_found_before_the_target() {
+    let mut h = H::new();
+    assert_eq!(run(&mut h, 1, &[b"MIGRATE", b"h", b"99999", b"nokey", b"0", b"10"]).0, "+NOKEY\r\n");
+}

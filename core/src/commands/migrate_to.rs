@@ -41,13 +41,6 @@ pub fn migrate(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let Some(timeout) = ctx.int_arg(argv[5]) else { return };
     let Some(dbid) = ctx.int_arg(argv[4]) else { return };
     let timeout = if timeout <= 0 { 1000 } else { timeout as u64 };
-    if !ctx.may_block() {
-        return ctx.err("ERR MIGRATE cannot run inside MULTI or a script (it waits for the target server)");
-    }
-    // Redis reads the port with atoi: what is not a port cannot be connected to.
-    let (Ok(host), Some(port)) = (core::str::from_utf8(argv[1]), parse_i64(argv[2]).and_then(|p| u16::try_from(p).ok())) else {
-        return ctx.err("IOERR error or timeout connecting to the client");
-    };
 
     let (db, now, cluster) = (ctx.db(), ctx.st.now_ms, ctx.st.cluster.is_some());
     let restore: &[u8] = if cluster { b"RESTORE-ASKING" } else { b"RESTORE" };
@@ -83,6 +76,14 @@ pub fn migrate(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     if sent.is_empty() {
         return ctx.reply.simple(b"NOKEY");
     }
+    // As Redis, the keys are looked for before the target is: then the connection.
+    if !ctx.may_block() {
+        return ctx.err("ERR MIGRATE cannot run inside MULTI or a script (it waits for the target server)");
+    }
+    // Redis reads the port with atoi: what is not a port cannot be connected to.
+    let (Ok(host), Some(port)) = (core::str::from_utf8(argv[1]), parse_i64(argv[2]).and_then(|p| u16::try_from(p).ok())) else {
+        return ctx.err("IOERR error or timeout connecting to the client");
+    };
     let replies = (prefix + sent.len()) as u32;
     for k in &sent {
         ctx.st.migrating.start(db, k);

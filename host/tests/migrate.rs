@@ -166,3 +166,30 @@ fn a_migrating_client_keeps_its_order_and_others_go_on() {
     assert_eq!(o.cmd(&["GET", "k"]), b"$5\r\nagain\r\n");
     assert_eq!(Raw::connect(r.port).cmd(&["GET", "k"]), b"$1\r\nv\r\n");
 }
+
+/// A client that goes away during a transfer stops it: the connection to the target
+/// closes (long before MIGRATE's timeout), and the key stays at the source.
+#[test]
+fn a_transfer_stops_when_its_client_goes() {
+    use std::io::Read;
+    let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = target.local_addr().unwrap().port().to_string();
+    let m = Memoria::start();
+    let mut c = Raw::connect(m.port);
+    c.cmd(&["SET", "k", "v"]);
+    // A target that takes the request and never answers; MIGRATE would wait 10 minutes.
+    c.send(&["MIGRATE", "127.0.0.1", &port, "k", "0", "600000"]);
+    let (mut conn, _) = target.accept().unwrap();
+    drop(c);
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => continue,
+            Err(e) => panic!("the transfer's connection stayed open after its client left: {e}"),
+        }
+    }
+    let mut o = Raw::connect(m.port);
+    assert_eq!(o.cmd(&["GET", "k"]), b"$1\r\nv\r\n");
+}

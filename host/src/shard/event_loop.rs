@@ -32,6 +32,7 @@ impl Shard {
                 }
             }
             ShardMsg::Disconnect { id } => {
+                self.stop_migrate(id);
                 self.clients.remove(&id);
                 self.gate.forget(id);
                 self.blocking.forget(id);
@@ -61,6 +62,7 @@ impl Shard {
             }
             ShardMsg::Saved { result } => self.saved(result),
             ShardMsg::Migrated { client, outcome } => {
+                self.migrations.remove(&client);
                 // Nobody to answer if the client left meanwhile (the engine forgot it).
                 if self.clients.contains_key(&client) {
                     self.batch.record(batch::REC_MIGRATED, client, &outcome);
@@ -276,6 +278,7 @@ impl Shard {
 
     /// A blocked client whose connection is gone: forget it here and in the engine.
     fn drop_blocked(&mut self, id: u64) {
+        self.stop_migrate(id);
         self.clients.remove(&id);
         self.gate.forget(id);
         self.blocking.drop_client(id);

@@ -147,6 +147,7 @@ impl Shard {
     /// Abandons everything not yet durable: every held reply fails with `msg`, every
     /// client is dropped, and the tracker and queued effects are forgotten.
     pub(super) fn fail_everything(&mut self, msg: &[u8]) {
+        self.stop_migrations();
         self.blocking.clear();
         self.gate.fail_all(msg, self.clients.keys().copied());
         self.flush();

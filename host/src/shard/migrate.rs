@@ -63,11 +63,26 @@ impl Shard {
             return;
         };
         let tx = self.self_tx.clone();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let outcome = transfer(&req).await;
             if let Some(tx) = tx.upgrade() {
                 let _ = tx.send(ShardMsg::Migrated { client, outcome: outcome.encode() });
             }
         });
+        self.migrations.insert(client, task.abort_handle());
+    }
+
+    /// Stops `client`'s transfer, if one runs (the client went: its keys stay here).
+    pub(super) fn stop_migrate(&mut self, client: u64) {
+        if let Some(t) = self.migrations.remove(&client) {
+            t.abort();
+        }
+    }
+
+    /// Stops every transfer (every client is being dropped).
+    pub(super) fn stop_migrations(&mut self) {
+        for (_, t) in self.migrations.drain() {
+            t.abort();
+        }
     }
 }

@@ -253,6 +253,7 @@ pub fn spawn(
             inflight: None,
             reported_offset: u64::MAX,
             self_tx,
+            migrations: Default::default(),
             source,
             tail: None,
             tail_gen: 0,
@@ -361,6 +362,8 @@ struct Shard {
     inflight: Option<Inflight>,
     /// Our own queue, for the tail task.
     self_tx: WeakUnboundedSender<ShardMsg>,
+    /// MIGRATE transfers running, by client: stopped when the client goes.
+    migrations: std::collections::HashMap<u64, tokio::task::AbortHandle>,
     /// The shard's log, whatever the role.
     source: Option<(LogHandle, String)>,
     /// Replicas: the task tailing the log, and its generation (reads of older ones are

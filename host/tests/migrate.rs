@@ -172,8 +172,9 @@ fn a_migrating_client_keeps_its_order_and_others_go_on() {
 #[test]
 fn a_transfer_stops_when_its_client_goes() {
     use std::io::Read;
-    let target = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = target.local_addr().unwrap().port().to_string();
+    let port = common::free_port();
+    let target = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let port = port.to_string();
     let m = Memoria::start();
     let mut c = Raw::connect(m.port);
     c.cmd(&["SET", "k", "v"]);

@@ -617,61 +617,45 @@ fn reply_key_spec(r: &mut crate::protocol::reply::Reply, s: &KeySpec) {
         r.simple(n.as_bytes());
     }
     r.bulk(b"begin_search");
-    r.map(2);
-    r.bulk(b"type");
     match s.begin_search {
-        BeginSearch::Index(i) => {
-            r.bulk(b"index");
-            r.bulk(b"spec");
-            r.map(1);
-            r.bulk(b"index");
-            r.int(i as i64);
-        }
+        BeginSearch::Index(i) => typed_spec(r, b"index", &[(b"index", Field::Int(i as i64))]),
         BeginSearch::Keyword { keyword, startfrom } => {
-            r.bulk(b"keyword");
-            r.bulk(b"spec");
-            r.map(2);
-            r.bulk(b"keyword");
-            r.bulk(keyword.as_bytes());
-            r.bulk(b"startfrom");
-            r.int(startfrom as i64);
+            typed_spec(r, b"keyword", &[(b"keyword", Field::Text(keyword.as_bytes())), (b"startfrom", Field::Int(startfrom as i64))])
         }
-        BeginSearch::Unknown => {
-            r.bulk(b"unknown");
-            r.bulk(b"spec");
-            r.map(0);
-        }
+        BeginSearch::Unknown => typed_spec(r, b"unknown", &[]),
     }
     r.bulk(b"find_keys");
-    r.map(2);
-    r.bulk(b"type");
     match s.find_keys {
         FindKeys::Range { lastkey, step, limit } => {
-            r.bulk(b"range");
-            r.bulk(b"spec");
-            r.map(3);
-            r.bulk(b"lastkey");
-            r.int(lastkey as i64);
-            r.bulk(b"keystep");
-            r.int(step as i64);
-            r.bulk(b"limit");
-            r.int(limit as i64);
+            typed_spec(r, b"range", &[(b"lastkey", Field::Int(lastkey as i64)), (b"keystep", Field::Int(step as i64)), (b"limit", Field::Int(limit as i64))])
         }
-        FindKeys::Keynum { keynumidx, firstkey, step } => {
-            r.bulk(b"keynum");
-            r.bulk(b"spec");
-            r.map(3);
-            r.bulk(b"keynumidx");
-            r.int(keynumidx as i64);
-            r.bulk(b"firstkey");
-            r.int(firstkey as i64);
-            r.bulk(b"keystep");
-            r.int(step as i64);
-        }
-        FindKeys::Unknown => {
-            r.bulk(b"unknown");
-            r.bulk(b"spec");
-            r.map(0);
+        FindKeys::Keynum { keynumidx, firstkey, step } => typed_spec(
+            r,
+            b"keynum",
+            &[(b"keynumidx", Field::Int(keynumidx as i64)), (b"firstkey", Field::Int(firstkey as i64)), (b"keystep", Field::Int(step as i64))],
+        ),
+        FindKeys::Unknown => typed_spec(r, b"unknown", &[]),
+    }
+}
+
+/// A value in a key spec's `spec` map.
+enum Field<'a> {
+    Int(i64),
+    Text(&'a [u8]),
+}
+
+/// `{type: <kind>, spec: {name: value, …}}`, the shape of begin_search and find_keys.
+fn typed_spec(r: &mut crate::protocol::reply::Reply, kind: &[u8], fields: &[(&[u8], Field<'_>)]) {
+    r.map(2);
+    r.bulk(b"type");
+    r.bulk(kind);
+    r.bulk(b"spec");
+    r.map(fields.len());
+    for (name, v) in fields {
+        r.bulk(name);
+        match v {
+            Field::Int(i) => r.int(*i),
+            Field::Text(t) => r.bulk(t),
         }
     }
 }

@@ -107,8 +107,19 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     let plain = (0..(opts.replicas + 1) * shards as usize).map(|i| (opts.node_port_base + i as u16, i / shards as usize));
     let tls_ports = opts.tls.iter().flat_map(|t| (0..=opts.replicas).map(move |i| (t.node_port_base + i as u16, i)));
     let metrics_ports = opts.metrics.iter().flat_map(|m| (0..=opts.replicas).map(move |i| (m.port_base + i as u16, i, m.bind.as_str())));
-    let node_ports = plain.chain(tls_ports).map(|(port, node)| (port, node, opts.bind.as_str()));
-    for (port, node, bind) in node_ports.chain(metrics_ports) {
+    let node_ports: Vec<(u16, usize, &str)> = plain.chain(tls_ports).map(|(port, node)| (port, node, opts.bind.as_str())).chain(metrics_ports).collect();
+    // The console is started after the nodes: on a node's port it would leave that node
+    // failing to bind and restarted for ever.
+    if let Some(c) = &opts.console
+        && let Some(node) = node_of_port(&node_ports, c.port)
+    {
+        anyhow::bail!(
+            "--console-port {} is node-{}'s port (nodes take --port + 1 onwards; see --node-port-base, --node-tls-port-base and --metrics-port-base): pick another",
+            c.port,
+            node + 1
+        );
+    }
+    for &(port, node, bind) in &node_ports {
         // Nodes of a previous run that was killed may still be on their way out.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while let Err(e) = std::net::TcpListener::bind((bind, port)) {
@@ -336,4 +347,20 @@ fn random_token() -> String {
     }
     let s = crate::clock::seed().to_le_bytes();
     b.iter().zip(s.iter().cycle()).map(|(x, y)| format!("{:02x}", x ^ y)).collect()
+}
+
+/// Which node listens on `port` among `ports` (port, node index, bind address).
+fn node_of_port(ports: &[(u16, usize, &str)], port: u16) -> Option<usize> {
+    ports.iter().find(|(p, _, _)| *p == port).map(|(_, n, _)| *n)
+}
+
+#[cfg(test)]
+mod port_tests {
+    #[test]
+    fn the_console_on_a_nodes_port_is_found() {
+        let ports = [(7312, 0, "127.0.0.1"), (7313, 1, "127.0.0.1"), (7401, 0, "127.0.0.1")];
+        assert_eq!(super::node_of_port(&ports, 7313), Some(1));
+        assert_eq!(super::node_of_port(&ports, 7401), Some(0));
+        assert_eq!(super::node_of_port(&ports, 8080), None);
+    }
 }

@@ -103,6 +103,15 @@ pub(crate) fn after_write(ctx: &mut Ctx<'_>, key: &[u8], changed: bool) {
     }
 }
 
+/// After fields were removed and `after_write` ran: Redis's `del` event if the hash went
+/// with its last field (it follows the command's own event).
+pub(crate) fn notify_if_gone(ctx: &mut Ctx<'_>, key: &[u8]) {
+    let db = ctx.db();
+    if !ctx.st.dbs[db].keys.contains_key(key) {
+        ctx.notify(notify::GENERIC, "del", key);
+    }
+}
+
 fn hset_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], name: &str) -> Option<i64> {
     if argv.len() % 2 == 1 {
         ctx.err(&alloc::format!("ERR wrong number of arguments for '{}' command", name));
@@ -190,9 +199,7 @@ pub fn hdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         after_write(ctx, argv[1], true);
         ctx.dirty += 1;
         ctx.notify(notify::HASH, "hdel", argv[1]);
-        if !ctx.st.dbs[db].keys.contains_key(argv[1]) {
-            ctx.notify(notify::GENERIC, "del", argv[1]);
-        }
+        notify_if_gone(ctx, argv[1]);
     }
     ctx.reply.int(deleted as i64);
 }

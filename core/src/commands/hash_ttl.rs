@@ -9,7 +9,7 @@
 
 use alloc::vec::Vec;
 
-use crate::commands::hash::{after_write, hash_for_write, read_fields};
+use crate::commands::hash::{after_write, hash_for_write, notify_if_gone, read_fields};
 use crate::commands::string::WRONGTYPE;
 use crate::keyspace::object::Value;
 use crate::server::ctx::Ctx;
@@ -129,20 +129,37 @@ fn hash_mut<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> &'c mut HashValue {
     }
 }
 
-/// Deletes the key if its hash is now empty (with a `del` event).
-fn drop_if_empty(ctx: &mut Ctx<'_>, key: &[u8]) {
-    let db = ctx.db();
-    if matches!(ctx.st.dbs[db].keys.get(key).map(|e| &e.val), Some(Value::Hash(h)) if h.is_empty()) {
-        ctx.st.dbs[db].remove(key);
-        ctx.notify(notify::GENERIC, "del", key);
-    }
-}
-
 fn reply_all(ctx: &mut Ctx<'_>, n: usize, v: i64) {
     ctx.reply.array(n);
     for _ in 0..n {
         ctx.reply.int(v);
     }
+}
+
+/// The per-field answers, as an array of integers.
+fn reply_ints(ctx: &mut Ctx<'_>, answers: &[i64]) {
+    ctx.reply.array(answers.len());
+    for &a in answers {
+        ctx.reply.int(a);
+    }
+}
+
+/// The fields' values, nil for absent ones.
+fn reply_values(ctx: &mut Ctx<'_>, values: &[Option<Vec<u8>>]) {
+    ctx.reply.array(values.len());
+    for v in values {
+        match v {
+            Some(v) => ctx.reply.bulk(v),
+            None => ctx.reply.null(),
+        }
+    }
+}
+
+/// The effect of fields removed from `key`: `HDEL key f…`.
+fn propagate_hdel(ctx: &mut Ctx<'_>, key: &[u8], fs: &[&[u8]]) {
+    let mut hdel: Vec<&[u8]> = alloc::vec![b"HDEL", key];
+    hdel.extend_from_slice(fs);
+    ctx.propagate(&hdel);
 }
 
 fn hexpire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], seconds: bool, relative: bool) {
@@ -183,10 +200,7 @@ fn hexpire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], seconds: bool, relative: b
         };
         answers.push(answer);
     }
-    ctx.reply.array(answers.len());
-    for a in answers {
-        ctx.reply.int(a);
-    }
+    reply_ints(ctx, &answers);
     if !updated.is_empty() {
         ctx.st.dbs[db].note_field_ttls(key);
     }
@@ -194,18 +208,16 @@ fn hexpire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], seconds: bool, relative: b
         return ctx.propagate_nothing();
     }
     ctx.dirty += (updated.len() + deleted.len()) as u64;
-    ctx.st.signal_modified_key(db, key);
+    after_write(ctx, key, true);
     ctx.notify(notify::HASH, if deleted.is_empty() { "hexpire" } else { "hdel" }, key);
     ctx.propagate_nothing();
     if !deleted.is_empty() {
-        let mut hdel: Vec<&[u8]> = alloc::vec![b"HDEL", key];
-        hdel.extend_from_slice(&deleted);
-        ctx.propagate(&hdel);
+        propagate_hdel(ctx, key, &deleted);
     }
     if !updated.is_empty() {
         propagate_expire_at(ctx, key, at, &updated);
     }
-    drop_if_empty(ctx, key);
+    notify_if_gone(ctx, key);
 }
 
 /// The effect of a TTL set on `fs`: `HPEXPIREAT key ms FIELDS n f…`.
@@ -250,12 +262,7 @@ fn httl_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], seconds: bool, relative: bool
     let Some(fs) = fields(ctx, argv, 2, "ERR Number of fields must be a positive integer") else { return };
     match answers {
         None => reply_all(ctx, fs.len(), NO_FIELD),
-        Some(a) => {
-            ctx.reply.array(a.len());
-            for v in a {
-                ctx.reply.int(v);
-            }
-        }
+        Some(a) => reply_ints(ctx, &a),
     }
 }
 
@@ -289,10 +296,7 @@ pub fn hpersist(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
             true => -1,
         })
         .collect();
-    ctx.reply.array(answers.len());
-    for &a in &answers {
-        ctx.reply.int(a);
-    }
+    reply_ints(ctx, &answers);
     if answers.contains(&1) {
         let db = ctx.db();
         ctx.notify(notify::HASH, "hpersist", key);
@@ -306,12 +310,8 @@ pub fn hgetdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     let key = argv[1];
     let Ok(exists) = existing_hash(ctx, key) else { return };
     let Some(fs) = fields(ctx, argv, 2, "ERR Number of fields must be a positive integer") else { return };
-    ctx.reply.array(fs.len());
     if !exists {
-        for _ in fs {
-            ctx.reply.null();
-        }
-        return;
+        return reply_values(ctx, &alloc::vec![None; fs.len()]);
     }
     let h = hash_mut(ctx, key);
     let mut deleted: Vec<&[u8]> = Vec::new();
@@ -324,23 +324,15 @@ pub fn hgetdel(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         values.push(v);
     }
-    for v in values {
-        match v {
-            Some(v) => ctx.reply.bulk(&v),
-            None => ctx.reply.null(),
-        }
-    }
+    reply_values(ctx, &values);
     if deleted.is_empty() {
         return ctx.propagate_nothing();
     }
     ctx.dirty += deleted.len() as u64;
-    let db = ctx.db();
-    ctx.st.signal_modified_key(db, key);
+    after_write(ctx, key, true);
     ctx.notify(notify::HASH, "hdel", key);
-    let mut hdel: Vec<&[u8]> = alloc::vec![b"HDEL", key];
-    hdel.extend_from_slice(&deleted);
-    ctx.propagate(&hdel);
-    drop_if_empty(ctx, key);
+    propagate_hdel(ctx, key, &deleted);
+    notify_if_gone(ctx, key);
 }
 
 /// What HGETEX and HSETEX do to expiries.
@@ -369,12 +361,8 @@ pub fn hgetex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         _ => (TtlOp::None, 2),
     };
     let Some(fs) = fields(ctx, argv, at_fields, "ERR Number of fields must be a positive integer") else { return };
-    ctx.reply.array(fs.len());
     if !exists {
-        for _ in fs {
-            ctx.reply.null();
-        }
-        return;
+        return reply_values(ctx, &alloc::vec![None; fs.len()]);
     }
     let passed = matches!(op, TtlOp::At(at) if already_passed(ctx, at));
     let db = ctx.db();
@@ -399,23 +387,16 @@ pub fn hgetex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         values.push(v);
     }
-    for v in values {
-        match v {
-            Some(v) => ctx.reply.bulk(&v),
-            None => ctx.reply.null(),
-        }
-    }
+    reply_values(ctx, &values);
     ctx.propagate_nothing();
     if updated.is_empty() && deleted.is_empty() {
         return;
     }
     ctx.dirty += (updated.len() + deleted.len()) as u64;
-    ctx.st.signal_modified_key(db, key);
+    after_write(ctx, key, true);
     if !deleted.is_empty() {
         ctx.notify(notify::HASH, "hdel", key);
-        let mut hdel: Vec<&[u8]> = alloc::vec![b"HDEL", key];
-        hdel.extend_from_slice(&deleted);
-        ctx.propagate(&hdel);
+        propagate_hdel(ctx, key, &deleted);
     }
     match op {
         TtlOp::Persist => {
@@ -432,7 +413,7 @@ pub fn hgetex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         }
         _ => {}
     }
-    drop_if_empty(ctx, key);
+    notify_if_gone(ctx, key);
 }
 
 /// HSETEX key [FNX | FXX] [EX s | PX ms | EXAT s | PXAT ms | KEEPTTL] FIELDS n f v …:
@@ -537,12 +518,8 @@ pub fn hsetex(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
     match op {
         TtlOp::At(_) if passed => {
             ctx.notify(notify::HASH, "hdel", key);
-            let mut hdel: Vec<&[u8]> = alloc::vec![b"HDEL", key];
-            hdel.extend_from_slice(&deleted);
-            ctx.propagate(&hdel);
-            if !ctx.st.dbs[db].keys.contains_key(key) {
-                ctx.notify(notify::GENERIC, "del", key);
-            }
+            propagate_hdel(ctx, key, &deleted);
+            notify_if_gone(ctx, key);
         }
         TtlOp::At(at) => {
             ctx.notify(notify::HASH, "hexpire", key);

@@ -142,10 +142,7 @@ pub fn complete(ctx: &mut Ctx<'_>, m: &PendingMigrate, outcome: Option<MigrateOu
     } else {
         let mut del: Vec<&[u8]> = alloc::vec![b"DEL"];
         del.extend_from_slice(&deleted);
-        let db = ctx.client.db;
-        ctx.client.db = m.db;
-        ctx.propagate(&del);
-        ctx.client.db = db;
+        ctx.propagate_in(m.db, &del);
     }
     if let Some(e) = target_error {
         let mut msg = b"ERR Target instance replied with error: ".to_vec();

@@ -129,9 +129,14 @@ impl<'a> Ctx<'a> {
 
     /// Replaces the default effect (argv verbatim) with `args`; may be called repeatedly.
     pub fn propagate(&mut self, args: &[&[u8]]) {
+        self.propagate_in(self.client.db, args);
+    }
+
+    /// `propagate` for database `db` (a command finishing work begun in another, MIGRATE).
+    pub fn propagate_in(&mut self, db: usize, args: &[&[u8]]) {
         self.custom_fx = true;
         if !self.st.applying {
-            emit(self.fx, self.client.db, args);
+            emit(self.fx, db, args);
         }
     }
 

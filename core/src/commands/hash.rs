@@ -13,35 +13,9 @@ use crate::server::notify;
 use crate::util::parse_float_strict;
 use crate::util::{eq_ic, parse_i64};
 
-/// Looks up a hash for reading: Ok(None) if missing, Err(()) after a WRONGTYPE reply.
-/// A primary has removed the hash's expired fields in the lookup; a replica, which may
-/// not, reads a copy without them, kept in `$live` (an `Option<HashValue>`): for commands
-/// that read the whole hash anyway (HGETALL, HSCAN, HRANDFIELD…).
-macro_rules! read_hash {
-    ($ctx:expr, $key:expr, $live:expr) => {{
-        let db = $ctx.db();
-        let (now, seed) = ($ctx.st.now_ms, $ctx.st.seed);
-        match $ctx.st.read(db, $key, $ctx.fx) {
-            None => Ok(None),
-            Some(e) => match &e.val {
-                Value::Hash(h) => match h.live_copy(now, seed) {
-                    None => Ok(Some(h)),
-                    Some(copy) => {
-                        let h: &HashValue = $live.insert(copy);
-                        Ok(Some(h).filter(|h| !h.is_empty()))
-                    }
-                },
-                _ => {
-                    $ctx.reply.error(WRONGTYPE);
-                    Err(())
-                }
-            },
-        }
-    }};
-}
-
-/// Looks up a hash for reading fields one by one, without `read_hash!`'s copy: the
-/// caller reads with `HashValue::get_live` (a replica's expired fields are still there).
+/// Looks up a hash for reading fields one by one: Ok(None) if missing, Err(()) after a
+/// WRONGTYPE reply. The caller reads with `HashValue::get_live` (a replica's expired
+/// fields are still there; a primary removed them in the lookup).
 macro_rules! read_fields {
     ($ctx:expr, $key:expr) => {{
         let db = $ctx.db();
@@ -54,6 +28,25 @@ macro_rules! read_fields {
                     Err(())
                 }
             },
+        }
+    }};
+}
+
+/// `read_fields!` for commands that read the whole hash (HGETALL, HSCAN, HRANDFIELD…): on
+/// a replica with expired fields still there, a copy without them, kept in `$live` (an
+/// `Option<HashValue>`).
+macro_rules! read_hash {
+    ($ctx:expr, $key:expr, $live:expr) => {{
+        let (now, seed) = ($ctx.st.now_ms, $ctx.st.seed);
+        match read_fields!($ctx, $key) {
+            Ok(Some(h)) => match h.live_copy(now, seed) {
+                None => Ok(Some(h)),
+                Some(copy) => {
+                    let h: &HashValue = $live.insert(copy);
+                    Ok(Some(h).filter(|h| !h.is_empty()))
+                }
+            },
+            other => other,
         }
     }};
 }

@@ -459,6 +459,7 @@ pub fn client_unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) {
         Some(r) if eq_ic(r, b"ERROR") => true,
         Some(_) => return ctx.err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
     };
+    // A MIGRATE's client is not unblockable: only its transfer's outcome ends it.
     let blocked = ctx.others().any(|c| c.id as i64 == id && c.migrating.is_none() && c.blocked.as_ref().is_some_and(|b| !b.postponed))
         && !ctx.unblock.iter().any(|&(t, _)| t as i64 == id);
     if blocked {

@@ -808,10 +808,6 @@ impl Engine {
         let Some(&slot) = self.client_slots.get(&id) else {
             return false;
         };
-        // A MIGRATE waits for its transfer whatever happens (REC_MIGRATED ends it).
-        if self.clients[slot].as_ref().is_some_and(|c| c.migrating.is_some()) {
-            return false;
-        }
         // The deadline record of a client whose postponed command already ran again in
         // this batch (its pause ended: see below) is stale; it may wait on keys now.
         if kind == batch::REC_UNBLOCK && self.resumed_from_pause.contains(&id) {

@@ -110,15 +110,7 @@ fn already_passed(ctx: &Ctx<'_>, at: i64) -> bool {
 
 /// The hash at `key` for a command that only changes existing fields: Ok(None) if absent.
 fn existing_hash(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, ()> {
-    let db = ctx.db();
-    match ctx.st.write(db, key, ctx.fx) {
-        None => Ok(false),
-        Some(e) if matches!(e.val, Value::Hash(_)) => Ok(true),
-        Some(_) => {
-            ctx.reply.error(WRONGTYPE);
-            Err(())
-        }
-    }
+    ctx.lookup_kind(key, crate::keyspace::object::Kind::Hash, true)
 }
 
 fn hash_mut<'c>(ctx: &'c mut Ctx<'_>, key: &[u8]) -> &'c mut HashValue {

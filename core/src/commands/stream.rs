@@ -13,7 +13,6 @@
 
 use alloc::vec::Vec;
 
-use crate::commands::string::WRONGTYPE;
 use crate::keyspace::object::Value;
 use crate::protocol::reply::Reply;
 use crate::server::ctx::Ctx;
@@ -107,16 +106,7 @@ fn err_fmt(ctx: &mut Ctx<'_>, parts: &[&[u8]]) {
 /// Checks `key`: Ok(true) if it holds a stream, Ok(false) if missing, Err after the
 /// WRONGTYPE reply. `write` looks it up as a write (no hit/miss accounting).
 fn lookup(ctx: &mut Ctx<'_>, key: &[u8], write: bool) -> Result<bool, ()> {
-    let db = ctx.db();
-    let e = if write { ctx.st.write(db, key, ctx.fx).map(|e| &*e) } else { ctx.st.read(db, key, ctx.fx) };
-    match e {
-        None => Ok(false),
-        Some(e) if matches!(e.val, Value::Stream(_)) => Ok(true),
-        Some(_) => {
-            ctx.reply.error(WRONGTYPE);
-            Err(())
-        }
-    }
+    ctx.lookup_kind(key, crate::keyspace::object::Kind::Stream, write)
 }
 
 /// The stream at `key` (checked by `lookup`).

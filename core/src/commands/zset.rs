@@ -54,27 +54,11 @@ fn zset_mut<'s>(st: &'s mut State, db: usize, key: &[u8]) -> &'s mut ZsetValue {
 
 /// Reads a key: Ok(true) for a zset, Ok(false) if missing, Err after a WRONGTYPE reply.
 pub(crate) fn lookup_read(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, ()> {
-    let db = ctx.db();
-    match ctx.st.read(db, key, ctx.fx) {
-        None => Ok(false),
-        Some(e) if matches!(e.val, Value::Zset(_)) => Ok(true),
-        Some(_) => {
-            ctx.reply.error(WRONGTYPE);
-            Err(())
-        }
-    }
+    ctx.lookup_kind(key, crate::keyspace::object::Kind::Zset, false)
 }
 
 fn lookup_write(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<bool, ()> {
-    let db = ctx.db();
-    match ctx.st.write(db, key, ctx.fx) {
-        None => Ok(false),
-        Some(e) if matches!(e.val, Value::Zset(_)) => Ok(true),
-        Some(_) => {
-            ctx.reply.error(WRONGTYPE);
-            Err(())
-        }
-    }
+    ctx.lookup_kind(key, crate::keyspace::object::Kind::Zset, true)
 }
 
 /// Drops the key if the set became empty; returns whether it did.

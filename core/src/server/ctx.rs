@@ -173,7 +173,7 @@ impl<'a> Ctx<'a> {
     /// Checks `key` for a command on values of `kind`: Ok(true) if it holds one, Ok(false)
     /// if missing, Err after the WRONGTYPE reply. `write` looks it up as a write (no
     /// hit/miss accounting).
-    pub fn lookup_kind(&mut self, key: &[u8], kind: crate::keyspace::object::Kind, write: bool) -> Result<bool, ()> {
+    pub(crate) fn lookup_kind(&mut self, key: &[u8], kind: crate::keyspace::object::Kind, write: bool) -> Result<bool, ()> {
         let db = self.db();
         let e = if write { self.st.write(db, key, self.fx).map(|e| &*e) } else { self.st.read(db, key, self.fx) };
         match e {

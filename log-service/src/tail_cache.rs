@@ -72,6 +72,12 @@ impl TailCache {
         Some(Cached { entries, last_id })
     }
 
+    /// The newest id of `log` this cache holds.
+    pub fn last_id(&self, log: &str) -> Option<u64> {
+        let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        runs.get(log)?.entries.back().map(|e| e.id)
+    }
+
     /// Drops the entries of `log` before `before`, as the store did: readers behind a
     /// truncation are told so by the store, as they would be without the cache.
     pub fn truncate(&self, log: &str, before: u64) {

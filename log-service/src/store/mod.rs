@@ -12,6 +12,7 @@ use crate::notify::Tails;
 pub mod pg;
 pub mod sqlite;
 mod sqlite_config;
+mod sqlite_writer;
 
 pub use pg::{PgConfig, PgStore};
 pub use sqlite::SqliteStore;

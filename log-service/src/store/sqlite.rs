@@ -6,44 +6,25 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-use bytes::Bytes;
+use rusqlite::OptionalExtension;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Row, SqliteConnection, SqlitePool};
-use tokio::sync::{mpsc, oneshot};
+use sqlx::{Row, SqlitePool};
 
+use super::sqlite_writer::{Job, Writer, sql_err};
 use super::{InsertOutcome, LEADERSHIP_KINDS, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
 use crate::chain::{Checksum, GENESIS};
 use crate::entry::{Entry, Head};
 use crate::error::LogError;
 use crate::notify::Tails;
 
-/// Rows per INSERT statement: 9 bound values per row stays well under SQLite's 32,766
-/// parameter limit.
-const ROWS_PER_STATEMENT: usize = 1_000;
-
 /// Entries deleted per transaction by a truncation.
 const DELETE_CHUNK: i64 = 1_000;
 
 #[derive(Clone)]
 pub struct SqliteStore {
-    writer: SqlitePool,
+    writer: Writer,
     readers: SqlitePool,
-    jobs: mpsc::UnboundedSender<Job>,
 }
-
-/// One conditional append, queued for the group-commit writer.
-struct Job {
-    log: String,
-    prev_id: i64,
-    prev_checksum: Checksum,
-    ts_ms: i64,
-    rows: Vec<Entry>,
-    reply: oneshot::Sender<Result<InsertOutcome, LogError>>,
-}
-
-/// Most appends one transaction (one fsync) carries.
-const GROUP_MAX_JOBS: usize = 256;
-const GROUP_MAX_ROWS: usize = 50_000;
 
 impl SqliteStore {
     /// Opens (creating if needed) the database file and applies the migrations.
@@ -71,29 +52,30 @@ impl SqliteStore {
     }
 
     async fn open_with(opts: SqliteConnectOptions) -> Result<SqliteStore, LogError> {
-        let writer = SqlitePoolOptions::new()
-            .after_connect(|conn, _| Box::pin(super::sqlite_config::stable_plans(conn)))
-            .max_connections(1)
-            .acquire_timeout(Duration::from_secs(3600))
-            .connect_with(opts.clone())
-            .await
-            .map_err(db_err)?;
-        sqlx::migrate!("../migrations/sqlite").run(&writer).await.map_err(|e| LogError::Internal(format!("sqlite migrations: {e}")))?;
+        // sqlx creates the file, turns WAL on and migrates; then its connection closes and
+        // the writer thread's own connection does every write.
+        let migrator = SqlitePoolOptions::new().max_connections(1).connect_with(opts.clone()).await.map_err(db_err)?;
+        sqlx::migrate!("../migrations/sqlite").run(&migrator).await.map_err(|e| LogError::Internal(format!("sqlite migrations: {e}")))?;
+        migrator.close().await;
+        let writer = Writer::start(opts.get_filename())?;
         let readers = SqlitePoolOptions::new()
             .after_connect(|conn, _| Box::pin(super::sqlite_config::stable_plans(conn)))
             .max_connections(4)
             .connect_with(opts.read_only(true))
             .await
             .map_err(db_err)?;
-        let (jobs, rx) = mpsc::unbounded_channel();
-        tokio::spawn(group_writer(writer.clone(), rx));
-        Ok(SqliteStore { writer, readers, jobs })
+        Ok(SqliteStore { writer, readers })
     }
 
     /// Runs raw SQL against the database. Test and operator hook (e.g. the tamper test).
     pub async fn execute_raw(&self, sql: &str) -> Result<u64, LogError> {
-        let r = sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(&self.writer).await.map_err(db_err)?;
-        Ok(r.rows_affected())
+        let sql = sql.to_owned();
+        self.writer
+            .call(move |conn| {
+                conn.execute_batch(&sql).map_err(sql_err)?;
+                Ok(conn.changes())
+            })
+            .await
     }
 
     /// Deletes the entries of `log` below `upto` in one transaction that commits without an
@@ -104,177 +86,18 @@ impl SqliteStore {
     /// append's fsync makes it durable anyway. The connection is back to FULL before anyone
     /// else uses it, or it is closed.
     async fn delete_chunk(&self, log: &str, upto: i64) -> Result<u64, LogError> {
-        let mut conn = self.writer.acquire().await.map_err(db_err)?;
-        exec(&mut conn, "PRAGMA synchronous = NORMAL").await?;
-        let r = sqlx::query("DELETE FROM entries WHERE log = ? AND id < ?").bind(log).bind(upto).execute(&mut *conn).await.map_err(db_err);
-        if let Err(e) = exec(&mut conn, "PRAGMA synchronous = FULL").await {
-            // Never hand a connection that does not fsync its commits to an append.
-            let _ = conn.close().await;
-            return Err(e);
-        }
-        Ok(r?.rows_affected())
+        let log = log.to_owned();
+        self.writer
+            .call(move |conn| {
+                conn.execute_batch("PRAGMA synchronous = NORMAL").map_err(sql_err)?;
+                let r = conn.execute("DELETE FROM entries WHERE log = ?1 AND id < ?2", rusqlite::params![log, upto]);
+                // Back to FULL before any append; if that fails, the writer reopens its
+                // connection rather than append through this one.
+                conn.execute_batch("PRAGMA synchronous = FULL").map_err(sql_err)?;
+                Ok(r.map_err(sql_err)? as u64)
+            })
+            .await
     }
-
-    fn push_rows(qb: &mut sqlx::QueryBuilder<sqlx::Sqlite>, log: &str, ts_ms: i64, rows: &[Entry]) -> Result<(), LogError> {
-        let mut vals: Vec<(i64, i64, i64, i64, i64, Bytes, Checksum)> = Vec::with_capacity(rows.len());
-        for e in rows {
-            vals.push((
-                to_i64(e.id, "id")?,
-                to_i64(e.prev_id, "prev_id")?,
-                to_i64(e.epoch, "epoch")?,
-                e.kind as i64,
-                e.format as i64,
-                e.payload.clone(),
-                e.checksum,
-            ));
-        }
-        qb.push_values(vals, |mut b, (id, prev, epoch, kind, format, payload, sum)| {
-            b.push_bind(log.to_owned())
-                .push_bind(id)
-                .push_bind(prev)
-                .push_bind(epoch)
-                .push_bind(kind)
-                .push_bind(format)
-                .push_bind(payload.to_vec())
-                .push_bind(sum.0.to_vec())
-                .push_bind(ts_ms);
-        });
-        Ok(())
-    }
-}
-
-/// Group commit: SQLite has one writer and pays one fsync per transaction, so every append
-/// queued while the previous transaction committed goes into the next one. Each append
-/// runs under its own SAVEPOINT, so one append's conflict never touches another's rows,
-/// and a later append to the same log sees the earlier one's rows (as if sequential).
-async fn group_writer(pool: SqlitePool, mut rx: mpsc::UnboundedReceiver<Job>) {
-    while let Some(first) = rx.recv().await {
-        let mut rows = first.rows.len();
-        let mut group = vec![first];
-        while group.len() < GROUP_MAX_JOBS && rows < GROUP_MAX_ROWS {
-            match rx.try_recv() {
-                Ok(j) => {
-                    rows += j.rows.len();
-                    group.push(j);
-                }
-                Err(_) => break,
-            }
-        }
-        metrics::histogram!("memoria_log_sqlite_group_appends_entries").record(group.len() as f64);
-        match run_group(&pool, &group).await {
-            Ok(outcomes) => {
-                for (job, outcome) in group.into_iter().zip(outcomes) {
-                    let _ = job.reply.send(outcome);
-                }
-            }
-            Err(e) => {
-                for job in group {
-                    let _ = job.reply.send(Err(e.clone()));
-                }
-            }
-        }
-    }
-}
-
-async fn exec(conn: &mut SqliteConnection, sql: &'static str) -> Result<(), LogError> {
-    sqlx::query(sql).execute(conn).await.map(|_| ()).map_err(db_err)
-}
-
-/// Runs a group in one transaction. The outer error means nothing was committed.
-async fn run_group(pool: &SqlitePool, group: &[Job]) -> Result<Vec<Result<InsertOutcome, LogError>>, LogError> {
-    let mut conn = pool.acquire().await.map_err(db_err)?;
-    // IMMEDIATE: take the write lock now, so a second process waits here (busy_timeout)
-    // rather than failing mid-transaction.
-    exec(&mut conn, "BEGIN IMMEDIATE").await?;
-    if let [job] = group {
-        // One append (the usual case: a shard has one in flight): the transaction is its
-        // own savepoint, which saves two statements, each a hop to SQLite's worker thread.
-        let r = insert_one(&mut conn, job).await;
-        let end = if matches!(r, Ok(InsertOutcome::Inserted)) { "COMMIT" } else { "ROLLBACK" };
-        if let Err(e) = exec(&mut conn, end).await {
-            let _ = exec(&mut conn, "ROLLBACK").await;
-            return Err(e);
-        }
-        return match r {
-            Err(e @ (LogError::Internal(_) | LogError::Unavailable(_))) => Err(e),
-            r => Ok(vec![r]),
-        };
-    }
-    let mut out = Vec::with_capacity(group.len());
-    for job in group {
-        if let Err(e) = exec(&mut conn, "SAVEPOINT append").await {
-            let _ = exec(&mut conn, "ROLLBACK").await;
-            return Err(e);
-        }
-        let r = insert_one(&mut conn, job).await;
-        let undo = !matches!(r, Ok(InsertOutcome::Inserted));
-        let step = async {
-            if undo {
-                exec(&mut conn, "ROLLBACK TO append").await?;
-            }
-            exec(&mut conn, "RELEASE append").await
-        }
-        .await;
-        match (&r, step) {
-            (Err(LogError::Internal(_) | LogError::Unavailable(_)), _) | (_, Err(_)) => {
-                let _ = exec(&mut conn, "ROLLBACK").await;
-                return Err(r.err().unwrap_or_else(|| LogError::Internal("savepoint failed".into())));
-            }
-            _ => out.push(r),
-        }
-    }
-    if let Err(e) = exec(&mut conn, "COMMIT").await {
-        let _ = exec(&mut conn, "ROLLBACK").await;
-        return Err(e);
-    }
-    Ok(out)
-}
-
-/// The conditional append of one job inside the group's transaction.
-async fn insert_one(conn: &mut SqliteConnection, job: &Job) -> Result<InsertOutcome, LogError> {
-    let log = job.log.as_str();
-    let mut first = true;
-    for chunk in job.rows.chunks(ROWS_PER_STATEMENT) {
-        let mut qb = sqlx::QueryBuilder::new("INSERT INTO entries (log, id, prev_id, epoch, kind, format, payload, checksum, ts_ms) SELECT * FROM (");
-        SqliteStore::push_rows(&mut qb, log, job.ts_ms, chunk)?;
-        qb.push(")");
-        if first {
-            // The condition lives in the same statement as the insert: the primary key is
-            // the arbiter; the WHERE rejects a prev_id that is not a stored entry with the
-            // expected checksum and an epoch no higher than ours (or a non-empty log for
-            // prev_id 0).
-            if job.prev_id == 0 {
-                qb.push(" WHERE NOT EXISTS (SELECT 1 FROM entries WHERE log = ").push_bind(log.to_owned()).push(")");
-            } else {
-                qb.push(" WHERE EXISTS (SELECT 1 FROM entries WHERE log = ")
-                    .push_bind(log.to_owned())
-                    .push(" AND id = ")
-                    .push_bind(job.prev_id)
-                    .push(" AND checksum = ")
-                    .push_bind(job.prev_checksum.0.to_vec())
-                    .push(" AND epoch <= ")
-                    .push_bind(job.rows.first().map(|e| e.epoch as i64).unwrap_or(0))
-                    .push(")");
-            }
-        }
-        match qb.build().execute(&mut *conn).await {
-            Ok(r) if r.rows_affected() == chunk.len() as u64 => {}
-            Ok(_) => {
-                let exists = sqlx::query("SELECT 1 FROM logs WHERE name = ?").bind(log).fetch_optional(&mut *conn).await.map_err(db_err)?;
-                if exists.is_none() {
-                    return Err(LogError::NotFound(log.to_owned()));
-                }
-                return Ok(InsertOutcome::PrevMissing);
-            }
-            Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::UniqueViolation => return Ok(InsertOutcome::Taken),
-            Err(sqlx::Error::Database(d)) if d.kind() == sqlx::error::ErrorKind::ForeignKeyViolation => {
-                return Err(LogError::NotFound(log.to_owned()));
-            }
-            Err(e) => return Err(db_err(e)),
-        }
-        first = false;
-    }
-    Ok(InsertOutcome::Inserted)
 }
 
 pub(crate) fn db_err(e: sqlx::Error) -> LogError {
@@ -306,20 +129,20 @@ fn row_to_entry(log: &str, r: &sqlx::sqlite::SqliteRow) -> Result<Entry, LogErro
 impl LogStore for SqliteStore {
     async fn create_log(&self, log: &str) -> Result<bool, LogError> {
         let now = crate::now_ms();
-        let r = sqlx::query("INSERT INTO logs (name, created_ms) VALUES (?, ?) ON CONFLICT (name) DO NOTHING")
-            .bind(log)
-            .bind(now)
-            .execute(&self.writer)
+        let log = log.to_owned();
+        self.writer
+            .call(move |conn| {
+                let n = conn
+                    .execute("INSERT INTO logs (name, created_ms) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING", rusqlite::params![log, now])
+                    .map_err(sql_err)?;
+                Ok(n == 1)
+            })
             .await
-            .map_err(db_err)?;
-        Ok(r.rows_affected() == 1)
     }
 
     async fn insert(&self, log: &str, prev_id: u64, prev_checksum: &Checksum, ts_ms: i64, rows: &[Entry]) -> Result<InsertOutcome, LogError> {
-        let (reply, rx) = oneshot::channel();
-        let job = Job { log: log.to_owned(), prev_id: to_i64(prev_id, "prev_id")?, prev_checksum: *prev_checksum, ts_ms, rows: rows.to_vec(), reply };
-        self.jobs.send(job).map_err(|_| LogError::Unavailable("sqlite writer stopped".into()))?;
-        rx.await.map_err(|_| LogError::Unavailable("sqlite writer stopped".into()))?
+        let job = Job { log: log.to_owned(), prev_id: to_i64(prev_id, "prev_id")?, prev_checksum: *prev_checksum, ts_ms, rows: rows.to_vec() };
+        self.writer.append(job).await
     }
 
     async fn head(&self, log: &str) -> Result<Head, LogError> {
@@ -413,13 +236,18 @@ impl LogStore for SqliteStore {
 
     async fn set_snapshot(&self, log: &str, id: u64) -> Result<u64, LogError> {
         let id = to_i64(id, "snapshot id")?;
-        let r: Option<i64> = sqlx::query_scalar("UPDATE logs SET snapshot_id = max(snapshot_id, ?) WHERE name = ? RETURNING snapshot_id")
-            .bind(id)
-            .bind(log)
-            .fetch_optional(&self.writer)
+        let log = log.to_owned();
+        self.writer
+            .call(move |conn| {
+                let r: Option<i64> = conn
+                    .query_row("UPDATE logs SET snapshot_id = max(snapshot_id, ?1) WHERE name = ?2 RETURNING snapshot_id", rusqlite::params![id, log], |r| {
+                        r.get(0)
+                    })
+                    .optional()
+                    .map_err(sql_err)?;
+                r.map(|v| v as u64).ok_or(LogError::NotFound(log))
+            })
             .await
-            .map_err(db_err)?;
-        r.map(|v| v as u64).ok_or_else(|| LogError::NotFound(log.to_owned()))
     }
 
     async fn delete_before(&self, log: &str, before: u64) -> Result<u64, LogError> {
@@ -456,7 +284,11 @@ mod tests {
     use super::*;
 
     async fn synchronous(store: &SqliteStore) -> i64 {
-        sqlx::query_scalar("PRAGMA synchronous").fetch_one(&store.writer).await.unwrap()
+        store.writer.call(|c| c.pragma_query_value(None, "synchronous", |r| r.get(0)).map_err(sql_err)).await.unwrap()
+    }
+
+    async fn writer_qpsg(store: &SqliteStore) -> bool {
+        store.writer.call(|c| c.db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG).map_err(sql_err)).await.unwrap()
     }
 
     async fn qpsg(pool: &SqlitePool) -> bool {
@@ -468,7 +300,7 @@ mod tests {
     async fn every_connection_plans_its_statements_once() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("log.sqlite")).await.unwrap();
-        assert!(qpsg(&store.writer).await);
+        assert!(writer_qpsg(&store).await);
         assert!(qpsg(&store.readers).await);
         // A bound LIMIT is still honoured (it is no longer folded into the plan).
         store.create_log("l").await.unwrap();

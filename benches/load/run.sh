@@ -36,7 +36,9 @@ usage: benches/load/run.sh [options]
   -b PATH       memoria binary (default: $CARGO_TARGET_DIR/release/memoria or
                 target/release/memoria)
   -m "ARGS"     extra arguments for `memoria up` (also $MEMORIA_ARGS)
-  -R "ARGS"     extra arguments for redis-server (also $REDIS_ARGS)
+  -R "ARGS"     extra arguments for redis-server (also $REDIS_ARGS; default: none, with
+                --durable "--appendonly yes --appendfsync always", with --pg3az
+                "--appendonly yes --appendfsync everysec")
   --durable     run memoria with its log (default: `--in-memory`, when the binary has it,
                 which is the mode comparable to redis-server --save '' --appendonly no)
   --pg3az       run memoria on the three-AZ shape instead: e2e/pg3az (three PostgreSQL
@@ -82,7 +84,7 @@ keyspace=1000000
 repeats=3
 memoria_bin="${CARGO_TARGET_DIR:-$repo/target}/release/memoria"
 memoria_args="${MEMORIA_ARGS:-}"
-redis_args="${REDIS_ARGS:-}"
+redis_args="${REDIS_ARGS-__default__}"
 preload=1
 durable=0
 pg3az=0
@@ -121,6 +123,13 @@ while [[ $# -gt 0 ]]; do
 done
 
 need_tools redis-server redis-benchmark redis-cli
+# The redis-server a mode is compared with, unless -R (or $REDIS_ARGS) says otherwise:
+# fsync on every write against the durable log, once a second against three AZs.
+if [[ $redis_args == __default__ ]]; then
+    redis_args=""
+    [[ $durable == 1 ]] && redis_args="--appendonly yes --appendfsync always"
+    [[ $pg3az == 1 ]] && redis_args="--appendonly yes --appendfsync everysec"
+fi
 if [[ $vs_mem == 1 && $durable == 0 ]]; then echo "--vs-in-memory compares the durable node with an in-memory one: add --durable or --pg3az" >&2; exit 2; fi
 if [[ $vs_mem == 1 && $tls == 1 ]]; then echo "--vs-in-memory with --tls is not supported" >&2; exit 2; fi
 if [[ -n $other_bin && ( $pg3az == 1 || $tls == 1 ) ]]; then echo "--vs-build with --pg3az or --tls is not supported" >&2; exit 2; fi
@@ -196,6 +205,8 @@ redis-server $redis_listen --bind 127.0.0.1 --save '' --appendonly no --daemoniz
     --dir "$work" --logfile "$work/redis.log" $redis_args &
 pids+=($!)
 wait_ready "$redis_port" redis $!
+# The processes whose CPU time each run charges to a server (see `bench`), by server.
+declare -A cpu_pids=([redis]=$!)
 
 memoria_port=$(free_port)
 while [[ "$memoria_port" == "$redis_port" ]]; do memoria_port=$(free_port); done
@@ -267,6 +278,14 @@ else
             primary_node_port=$((node_tls_base + primary_port - node_base))
         fi
         wait_ready "$primary_node_port" memoria-primary "${pids[-1]}"
+        # Every process of `memoria up`: the supervisor (stable endpoint, log service),
+        # the primary, then the replicas, as cluster.json names them.
+        cpu_pids[memoria]=$(python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+print(sys.argv[2], *[n["pid"] for n in c["nodes"] if n["role"] == "primary"], *[n["pid"] for n in c["nodes"] if n["role"] == "replica"])' "$cluster_json" "${pids[-1]}")
+    else
+        cpu_pids[memoria]="${pids[-1]} $(pgrep -P "${pids[-1]}" | tr '\n' ' ')"
     fi
 
 fi
@@ -361,8 +380,28 @@ if [[ ",$tests," == *,geosearch,* ]]; then
     done
 fi
 
-# One redis-benchmark run; prints "rps p50 p99" (latencies in ms).
+# user+system CPU time of processes, in clock ticks, comma-separated (0 for one gone).
+ticks() { local p out=(); for p in "$@"; do out+=("$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)"); done; local IFS=,; echo "${out[*]}"; }
+hz=$(getconf CLK_TCK)
+
+# One redis-benchmark run; prints "rps p50 p99 cpu" (latencies in ms; cpu: microseconds of
+# CPU per request of each of the server's processes, comma-separated, or - when unknown).
 bench() { # server test pipeline n
+    local before cpu=- line
+    # shellcheck disable=SC2086
+    [[ -n ${cpu_pids[$1]:-} ]] && before=$(ticks ${cpu_pids[$1]})
+    line=$(bench_run "$@")
+    if [[ -n ${cpu_pids[$1]:-} ]]; then
+        # shellcheck disable=SC2086
+        cpu=$(awk -v a="$before" -v b="$(ticks ${cpu_pids[$1]})" -v hz="$hz" -v n="$4" 'BEGIN {
+            k = split(a, x, ","); split(b, y, ","); s = ""
+            for (i = 1; i <= k; i++) s = s (i > 1 ? "," : "") sprintf("%.2f", (y[i] - x[i]) * 1e6 / hz / n)
+            print s }')
+    fi
+    echo "$line $cpu"
+}
+
+bench_run() { # server test pipeline n
     local out line auth=() what=(-t "$2")
     [[ $1 == memoria-acl ]] && auth=(--user bench -a bench-pw)
     if [[ $2 == restore ]]; then
@@ -394,7 +433,7 @@ if [[ ",$tests," == *,restore,* ]]; then
     [[ $tls == 0 ]] || { echo "-t restore with --tls is not supported" >&2; exit 2; }
     [[ -x $restore_load ]] || { echo "no $restore_load: cargo build --release -p memoria-benches --bin restore-load" >&2; exit 1; }
 fi
-declare -A nreq rps p50 p99
+declare -A nreq rps p50 p99 cpu
 
 # Calibrate -n on redis-server so each run lasts about $seconds.
 for P in $pipelines; do
@@ -418,12 +457,13 @@ for ((k = 1; k <= repeats; k++)); do
         for t in "${test_list[@]}"; do
             for s in $order; do
                 res=$(bench "$s" "$t" "$P" "${nreq[$t,$P]}")
-                read -r r a b <<<"$res"
+                read -r r a b c <<<"$res"
                 rps[$s,$t,$P]+="$r "
+                cpu[$s,$t,$P]+="$c "
                 p50[$s,$t,$P]+="$a "
                 p99[$s,$t,$P]+="$b "
-                printf 'run %d/%d  %-7s %-6s P=%-3s n=%-9s %12s ops/s  p50 %s ms  p99 %s ms\n' \
-                    "$k" "$repeats" "$s" "$t" "$P" "${nreq[$t,$P]}" "$r" "$a" "$b" >&2
+                printf 'run %d/%d  %-7s %-6s P=%-3s n=%-9s %12s ops/s  p50 %s ms  p99 %s ms  CPU us/request %s\n' \
+                    "$k" "$repeats" "$s" "$t" "$P" "${nreq[$t,$P]}" "$r" "$a" "$b" "$c" >&2
             done
         done
     done
@@ -449,6 +489,35 @@ compare_table() { # base base_label other other_label
     done
 }
 
+# Median CPU per request of each process, from the runs' "a,b,c" strings.
+cpu_median() { printf '%s\n' "$@" | python3 -c '
+import statistics, sys
+runs = [[float(x) for x in l.split(",")] for l in sys.stdin.read().split() if l != "-"]
+print(",".join(f"{statistics.median(c):.2f}" for c in zip(*runs)) if runs else "-")'; }
+
+# CPU per request: redis-server's, and memoria's in total and per process (supervisor,
+# then primary, then replicas, when `memoria up` runs nodes).
+cpu_table() {
+    local t P rc mc total split
+    echo "| test | pipeline | redis-server µs | memoria µs (all processes) | memoria/redis | memoria per process |"
+    echo "|------|---------:|------:|------:|------:|------|"
+    for t in "${test_list[@]}"; do
+        for P in $pipelines; do
+            # shellcheck disable=SC2086
+            { rc=$(cpu_median ${cpu[redis,$t,$P]}); mc=$(cpu_median ${cpu[memoria,$t,$P]}); }
+            total=$(awk -v m="$mc" 'BEGIN { k = split(m, x, ","); s = 0; for (i = 1; i <= k; i++) s += x[i]; printf "%.2f", s }')
+            split=$(awk -v m="$mc" -v nodes="$([[ -f ${cluster_json:-/nonexistent} ]] && echo 1 || echo 0)" 'BEGIN {
+                k = split(m, x, ","); s = ""
+                for (i = 1; i <= k; i++) {
+                    name = (nodes == 0) ? (i == 1 ? "supervisor" : "child " i - 1) : (i == 1 ? "supervisor" : (i == 2 ? "primary" : "replica " i - 2))
+                    s = s (i > 1 ? ", " : "") name " " x[i] }
+                print s }')
+            printf '| %s | %s | %s | %s | %s× | %s |\n' "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "$rc" "$total" \
+                "$(awk -v m="$total" -v r="$rc" 'BEGIN { printf "%.2f", (r > 0 ? m / r : 0) }')" "$split"
+        done
+    done
+}
+
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 if ! git -C "$repo" diff --quiet HEAD -- 2>/dev/null; then rev="$rev+dirty"; fi
 table=$(
@@ -470,6 +539,12 @@ table=$(
                 "$(tr '[:lower:]' '[:upper:]' <<<"$t")" "$P" "${nreq[$t,$P]}" "$rr" "$mr" "$ratio" "$r50" "$m50" "$r99" "$m99"
         done
     done
+    if [[ -n ${cpu_pids[memoria]:-} ]]; then
+        echo
+        echo "CPU per request (user+system µs, median of the runs), every process of each server:"
+        echo
+        cpu_table
+    fi
     if [[ $acl == 1 ]]; then
         echo
         echo "ACL enforcement: the same memoria node through its default user (no restrictions) and through the ACL user \`bench\` (AUTH, ~key:* +@read +@write +@connection), same run:"

@@ -55,21 +55,20 @@ up_port=$(free_port)
 sup_pid=$!
 pids+=("$sup_pid")
 wait_ready "$up_port" memoria "$sup_pid"
-# The primary's own port (the supervisor's port forwards; measured there, the proxy would
-# count) and pid, then the replicas' pids, from cluster.json once it names a primary.
+# The primary's pid, then the replicas', from cluster.json once every node has its role.
 nodes=""
 for _ in $(seq 100); do
     nodes=$(python3 -c "
 import json, sys
 c = json.load(open(sys.argv[1]))
 p = [n for n in c['nodes'] if n['role'] == 'primary']
-if p:
+if p and all(n['role'] in ('primary', 'replica') for n in c['nodes']):
     print(p[0]['port'], p[0]['pid'], *[n['pid'] for n in c['nodes'] if n['role'] == 'replica'])" "$work/memoria-data/cluster.json" 2>/dev/null || true)
     [[ -n "$nodes" ]] && break
     sleep 0.1
 done
 [[ -n "$nodes" ]] || { echo "memoria up elected no primary:" >&2; cat "$work/memoria.log" >&2; exit 1; }
-read -r primary_port primary_pid replica_pids <<<"$nodes"
+read -r _ primary_pid replica_pids <<<"$nodes"
 
 load() { # port
     redis-benchmark -h 127.0.0.1 -p "$1" -t set -c "$clients" -P "$pipeline" -d 100 -r "$keyspace" -n "$requests" --csv 2>/dev/null \
@@ -90,13 +89,14 @@ measure() { # port pids...
 
 # Warm both (keys preloaded, JIT and caches settled).
 load "$redis_port" >/dev/null
-load "$primary_port" >/dev/null
+load "$up_port" >/dev/null
 
 rows=()
 for round in $(seq "$repeats"); do
     r=$(measure "$redis_port" "$redis_pid")
     # shellcheck disable=SC2086
-    m=$(measure "$primary_port" "$sup_pid" "$primary_pid" $replica_pids)
+    # At the stable endpoint, the port users use: it hands each connection to the primary.
+    m=$(measure "$up_port" "$sup_pid" "$primary_pid" $replica_pids)
     echo "round $round/$repeats (ops/s, then CPU ticks per process)  redis: $r  memoria: $m" >&2
     rows+=("$r|$m")
 done

@@ -20,6 +20,10 @@ use super::ReplyMsg;
 use super::stats::Latency;
 use super::tracker::Tracker;
 
+/// Joined effects per log entry, at most (a batch's own effects may be more, alone): a
+/// quarter of the log's payload limit.
+const ENTRY_BYTES: usize = memoria_log::codec::MAX_PAYLOAD / 4;
+
 /// Per connection id (ids are ours, not client data: a fast hasher is safe).
 pub(super) type ClientMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;
 
@@ -169,10 +173,20 @@ impl Gate {
     }
 
     /// Everything queued, as one append: the last sequence it makes durable, and the
-    /// effects of each batch in order.
+    /// batches' effects in order, joined into entries.
     pub(super) fn take_append(&mut self) -> Option<(u64, Vec<Vec<u8>>)> {
         let last = self.queued.last()?.0;
-        Some((last, self.queued.drain(..).map(|(_, fx)| fx).collect()))
+        // Effects are self-delimiting records, so batches' effects joined are one valid
+        // entry: one row, one checksum and one replica apply per append instead of one
+        // per batch, while an entry stays well under the log's payload limit.
+        let mut entries: Vec<Vec<u8>> = Vec::new();
+        for (_, fx) in self.queued.drain(..) {
+            match entries.last_mut() {
+                Some(cur) if cur.len() + fx.len() <= ENTRY_BYTES => cur.extend_from_slice(&fx),
+                _ => entries.push(fx),
+            }
+        }
+        Some((last, entries))
     }
 
     /// Forgets queued effects (no log to send them to).

@@ -65,9 +65,10 @@ impl Writer {
         let conn = open(path)?;
         let (work, rx) = mpsc::channel();
         let path = path.to_owned();
+        let pause = PausePoints::from_env();
         std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || run(conn, path, rx))
+            .spawn(move || run(conn, path, rx, &pause))
             .map_err(|e| LogError::Internal(format!("sqlite writer thread: {e}")))?;
         Ok(Writer { work })
     }
@@ -109,7 +110,29 @@ fn open(path: &Path) -> Result<Connection, LogError> {
     Ok(conn)
 }
 
-fn run(mut conn: Connection, path: PathBuf, rx: mpsc::Receiver<Work>) {
+/// A test hook, inert unless `MEMORIA_TEST_APPEND_PAUSE` names a directory: at a named
+/// point of an append, if the test created `<dir>/arm-<point>`, it becomes
+/// `<dir>/at-<point>-<pid>` and this thread stops there for good (holding whatever it
+/// holds), so the test can kill -9 the process at a known moment of the append.
+struct PausePoints(Option<PathBuf>);
+
+impl PausePoints {
+    fn from_env() -> PausePoints {
+        PausePoints(std::env::var_os("MEMORIA_TEST_APPEND_PAUSE").map(PathBuf::from))
+    }
+
+    fn at(&self, point: &str) {
+        let Some(dir) = &self.0 else { return };
+        let at = dir.join(format!("at-{point}-{}", std::process::id()));
+        if std::fs::rename(dir.join(format!("arm-{point}")), at).is_ok() {
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+    }
+}
+
+fn run(mut conn: Connection, path: PathBuf, rx: mpsc::Receiver<Work>, pause: &PausePoints) {
     let mut next = None;
     loop {
         let first = match next.take() {
@@ -154,7 +177,7 @@ fn run(mut conn: Connection, path: PathBuf, rx: mpsc::Receiver<Work>) {
             }
         }
         metrics::histogram!("memoria_log_sqlite_group_appends_entries").record(group.len() as f64);
-        match run_group(&conn, &group) {
+        match run_group(&conn, &group, pause) {
             Ok(outcomes) => {
                 for (reply, outcome) in replies.into_iter().zip(outcomes) {
                     let _ = reply.send(outcome);
@@ -183,7 +206,7 @@ fn exec(conn: &Connection, sql: &str) -> Result<(), LogError> {
 /// runs under its own SAVEPOINT, so one append's conflict never touches another's rows,
 /// and a later append to the same log sees the earlier one's rows (as if sequential).
 /// The outer error means nothing was committed.
-fn run_group(conn: &Connection, group: &[Job]) -> Result<Vec<Result<InsertOutcome, LogError>>, LogError> {
+fn run_group(conn: &Connection, group: &[Job], pause: &PausePoints) -> Result<Vec<Result<InsertOutcome, LogError>>, LogError> {
     // IMMEDIATE: take the write lock now, so a second process waits here (busy timeout)
     // rather than failing mid-transaction.
     exec(conn, "BEGIN IMMEDIATE")?;
@@ -216,9 +239,17 @@ fn run_group(conn: &Connection, group: &[Job]) -> Result<Vec<Result<InsertOutcom
         Ok(outs) if outs.iter().any(|r| matches!(r, Ok(InsertOutcome::Inserted))) => "COMMIT",
         _ => "ROLLBACK",
     };
+    if end == "COMMIT" {
+        // Rows written, write lock held, nothing committed or fsynced.
+        pause.at("in-txn");
+    }
     if let Err(e) = exec(conn, end) {
         let _ = exec(conn, "ROLLBACK");
         return Err(e);
+    }
+    if end == "COMMIT" {
+        // Durable, and no one told yet.
+        pause.at("after-commit");
     }
     result
 }

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use reqwest::{Method, StatusCode, header};
 use serde::de::DeserializeOwned;
 
+use crate::append_socket::{AppendSocket, Sent};
 use crate::chain::Checksum;
 use crate::codec::{AppendRequest, CONTENT_TYPE, ReadBatch};
 use crate::core::{Truncated, VerifyReport};
@@ -28,6 +29,8 @@ pub struct LogClient {
     bases: Arc<Vec<String>>,
     current: Arc<AtomicUsize>,
     auth: String,
+    /// Appends go here first when set (`append_socket.rs`); HTTP when nothing could be sent.
+    appends: Option<Arc<AppendSocket>>,
 }
 
 impl LogClient {
@@ -72,7 +75,21 @@ impl LogClient {
 
     /// With a caller-built reqwest client (custom TLS roots, proxies).
     pub fn with_http(http: reqwest::Client, base_url: &str, token: &str) -> Result<LogClient, LogError> {
-        Ok(LogClient { http, bases: Arc::new(vec![normalise(base_url)?]), current: Arc::new(AtomicUsize::new(0)), auth: format!("Bearer {token}") })
+        Ok(LogClient {
+            http,
+            bases: Arc::new(vec![normalise(base_url)?]),
+            current: Arc::new(AtomicUsize::new(0)),
+            auth: format!("Bearer {token}"),
+            appends: None,
+        })
+    }
+
+    /// Sends appends over the service's Unix socket at `path` (same token), falling back to
+    /// HTTP only when no connection can be made.
+    pub fn with_append_socket(mut self, path: std::path::PathBuf) -> LogClient {
+        let token = self.auth.strip_prefix("Bearer ").unwrap_or_default().to_owned();
+        self.appends = Some(Arc::new(AppendSocket::new(path, &token)));
+        self
     }
 
     /// The service currently in use.
@@ -133,6 +150,12 @@ impl LogClient {
 
     /// Append with every option (e.g. `prev_checksum` fencing).
     pub async fn append_request(&self, log: &str, req: AppendRequest) -> Result<Appended, LogError> {
+        if let Some(socket) = &self.appends {
+            match socket.append(log, &req).await {
+                Sent::Answered(r) => return r,
+                Sent::NotSent(e) => tracing::debug!(error = %e, "append socket unreachable; appending over HTTP"),
+            }
+        }
         let body = req.encode();
         let b = self.bytes(|b| self.http.post(format!("{b}/v1/logs/{log}/append")).header(header::CONTENT_TYPE, CONTENT_TYPE).body(body.clone())).await?;
         Appended::decode(b).map_err(|e| LogError::Protocol(e.to_string()))

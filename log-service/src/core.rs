@@ -284,7 +284,13 @@ impl LogCore {
         // Cached before the tails move: a woken reader finds the entries here.
         self.inner.cache.appended(log, rows);
         self.inner.heads.lock().unwrap_or_else(|p| p.into_inner()).insert(log.to_owned(), Head { id: a.last_id, checksum: a.checksum, epoch });
-        self.inner.tails.advance(log, a.last_id);
+        // Readers are woken from a task of their own, queued behind the writer's answer:
+        // on one event-loop thread the append's reply goes out before any tail response.
+        let (tails, log_name, last) = (self.inner.tails.clone(), log.to_owned(), a.last_id);
+        tokio::spawn(async move {
+            tokio::task::yield_now().await;
+            tails.advance(&log_name, last);
+        });
         self.inner.store.announce(log, a.last_id);
         metrics::histogram!("memoria_log_append_seconds").record(started.elapsed().as_secs_f64());
         metrics::histogram!("memoria_log_append_batch_entries").record(entries as f64);

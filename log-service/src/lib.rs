@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 
 pub mod api;
+pub mod append_socket;
 pub mod chain;
 pub mod client;
 pub mod codec;

@@ -149,6 +149,7 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
         Some(t) => memoria_log::server::ScrapeAccess::Token(t),
         None => memoria_log::server::ScrapeAccess::Open,
     };
+    let core_for_socket = core.clone();
     let router = memoria_log::server::router_with(core, Some(token.clone()), scrape);
     let log_task = match &opts.log_tls {
         None => tokio::spawn(async move {
@@ -170,6 +171,16 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
             })
         }
     };
+    // Appends from this machine's nodes skip HTTP: the same service behind a Unix socket.
+    let append_socket = data_dir.join("log-append.sock");
+    // Without it (a path too long for a socket name, say) appends go over HTTP as before.
+    let append_task = match memoria_log::append_socket::serve(&append_socket, core_for_socket, token.clone()).await {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::warn!(path = %append_socket.display(), error = %e, "no append socket; nodes append over HTTP");
+            None
+        }
+    };
     let log_url = format!("{}://{log_addr}", if opts.log_tls.is_some() { "https" } else { "http" });
     println!("log: embedded SQLite at {} served on {log_url} (every write is durable before it is acknowledged)", log_path.display());
 
@@ -181,6 +192,11 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
             let metrics_port = opts.metrics.as_ref().map(|m| m.port_base + i as u16);
             let node_log_url = node_log_urls.get(i).unwrap_or(&log_url);
             let mut args = node_command(&opts, port, node_log_url, &data_dir, &data_dir.join(format!("node-{}", i + 1)), store.url());
+            // A test relay in front of the service (partition drills) must carry every
+            // request, appends included.
+            if append_task.is_some() && node_log_urls.is_empty() && !opts.cluster {
+                args.extend(["--log-append-socket".to_string(), append_socket.display().to_string()]);
+            }
             if let Some(p) = metrics_port {
                 args.extend(["--metrics-port".to_string(), p.to_string()]);
             }
@@ -274,6 +290,10 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     supervisor.stop(Duration::from_secs(10)).await;
     table.mark_stopped();
     log_task.abort();
+    if let Some(t) = append_task {
+        t.abort();
+        let _ = std::fs::remove_file(&append_socket);
+    }
     Ok(())
 }
 

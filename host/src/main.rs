@@ -225,10 +225,11 @@ struct ServerArgs {
     /// CA certificates (PEM) to trust for an https:// log service, besides the system's.
     #[arg(long, env = "MEMORIA_LOG_CA_CERT_FILE", value_name = "PEM")]
     log_ca_cert_file: Option<std::path::PathBuf>,
-    /// Send appends over this Unix socket of a log service on the same machine (`memoria
-    /// up` passes its own), with --log-url for everything else. One shard only.
+    /// Send appends and tail reads over this Unix socket of a log service on the same
+    /// machine (`memoria up` passes its own), with --log-url for everything else. One shard
+    /// only.
     #[arg(long, value_name = "PATH")]
-    log_append_socket: Option<std::path::PathBuf>,
+    log_socket: Option<std::path::PathBuf>,
     /// Run as a read replica that follows the log of the primary at this address.
     #[arg(long, value_name = "HOST:PORT")]
     replica_of: Option<String>,
@@ -362,8 +363,8 @@ async fn serve_remote(a: ServerArgs) -> anyhow::Result<()> {
         return serve_cluster(&a, memoria_log::LogHandle::Remote(client)).await;
     }
     // One shard on one runtime: the socket's one connection is this runtime's.
-    let client = match &a.log_append_socket {
-        Some(p) => client.with_append_socket(p.clone()),
+    let client = match &a.log_socket {
+        Some(p) => client.with_local_socket(p.clone()),
         None => client,
     };
     let node = a.node_name.clone().unwrap_or_else(|| format!("{}:{}", n.bind, n.port));

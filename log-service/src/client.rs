@@ -8,12 +8,12 @@ use bytes::Bytes;
 use reqwest::{Method, StatusCode, header};
 use serde::de::DeserializeOwned;
 
-use crate::append_socket::{AppendSocket, Sent};
 use crate::chain::Checksum;
 use crate::codec::{AppendRequest, CONTENT_TYPE, ReadBatch};
 use crate::core::{Truncated, VerifyReport};
 use crate::entry::{Appended, Head, LogInfo};
 use crate::error::{ErrorBody, LogError};
+use crate::local_socket::{LocalSocket, Sent};
 use crate::server::{Created, SnapshotBody, SnapshotPublished, TruncateBody};
 
 /// Time allowed for admin calls and for a read beyond its long-poll wait. Appends get no
@@ -29,8 +29,9 @@ pub struct LogClient {
     bases: Arc<Vec<String>>,
     current: Arc<AtomicUsize>,
     auth: String,
-    /// Appends go here first when set (`append_socket.rs`); HTTP when nothing could be sent.
-    appends: Option<Arc<AppendSocket>>,
+    /// Appends and tail reads go here first when set (`local_socket.rs`); HTTP when nothing
+    /// could be sent.
+    local: Option<Arc<LocalSocket>>,
 }
 
 impl LogClient {
@@ -80,15 +81,15 @@ impl LogClient {
             bases: Arc::new(vec![normalise(base_url)?]),
             current: Arc::new(AtomicUsize::new(0)),
             auth: format!("Bearer {token}"),
-            appends: None,
+            local: None,
         })
     }
 
-    /// Sends appends over the service's Unix socket at `path` (same token), falling back to
-    /// HTTP only when no connection can be made.
-    pub fn with_append_socket(mut self, path: std::path::PathBuf) -> LogClient {
+    /// Sends appends and reads over the service's Unix socket at `path` (same token),
+    /// falling back to HTTP only when no connection can be made.
+    pub fn with_local_socket(mut self, path: std::path::PathBuf) -> LogClient {
         let token = self.auth.strip_prefix("Bearer ").unwrap_or_default().to_owned();
-        self.appends = Some(Arc::new(AppendSocket::new(path, &token)));
+        self.local = Some(Arc::new(LocalSocket::new(path, &token)));
         self
     }
 
@@ -150,10 +151,10 @@ impl LogClient {
 
     /// Append with every option (e.g. `prev_checksum` fencing).
     pub async fn append_request(&self, log: &str, req: AppendRequest) -> Result<Appended, LogError> {
-        if let Some(socket) = &self.appends {
+        if let Some(socket) = &self.local {
             match socket.append(log, &req).await {
                 Sent::Answered(r) => return r,
-                Sent::NotSent(e) => tracing::debug!(error = %e, "append socket unreachable; appending over HTTP"),
+                Sent::NotSent(e) => tracing::debug!(error = %e, "log socket unreachable; appending over HTTP"),
             }
         }
         let body = req.encode();
@@ -167,6 +168,12 @@ impl LogClient {
 
     /// A read naming its reader (see `LogCore::read_as`).
     pub async fn read_as(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: Option<&str>) -> Result<ReadBatch, LogError> {
+        if let Some(socket) = &self.local {
+            match socket.read(log, after, limit, wait, reader).await {
+                Sent::Answered(r) => return r,
+                Sent::NotSent(e) => tracing::debug!(error = %e, "log socket unreachable; reading over HTTP"),
+            }
+        }
         let b = self
             .bytes(|b| {
                 let mut req =

@@ -6,13 +6,13 @@
 #![deny(unsafe_code)]
 
 pub mod api;
-pub mod append_socket;
 pub mod chain;
 pub mod client;
 pub mod codec;
 pub mod core;
 pub mod entry;
 pub mod error;
+pub mod local_socket;
 pub mod notify;
 pub mod server;
 pub mod store;

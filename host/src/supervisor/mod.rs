@@ -171,13 +171,14 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
             })
         }
     };
-    // Appends from this machine's nodes skip HTTP: the same service behind a Unix socket.
-    let append_socket = data_dir.join("log-append.sock");
+    // Appends and tail reads from this machine's nodes skip HTTP: the same service behind
+    // a Unix socket.
+    let log_socket = data_dir.join("log.sock");
     // Without it (a path too long for a socket name, say) appends go over HTTP as before.
-    let append_task = match memoria_log::append_socket::serve(&append_socket, core_for_socket, token.clone()).await {
+    let socket_task = match memoria_log::local_socket::serve(&log_socket, core_for_socket, token.clone()).await {
         Ok(t) => Some(t),
         Err(e) => {
-            tracing::warn!(path = %append_socket.display(), error = %e, "no append socket; nodes append over HTTP");
+            tracing::warn!(path = %log_socket.display(), error = %e, "no log socket; nodes reach the log over HTTP");
             None
         }
     };
@@ -193,9 +194,9 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
             let node_log_url = node_log_urls.get(i).unwrap_or(&log_url);
             let mut args = node_command(&opts, port, node_log_url, &data_dir, &data_dir.join(format!("node-{}", i + 1)), store.url());
             // A test relay in front of the service (partition drills) must carry every
-            // request, appends included.
-            if append_task.is_some() && node_log_urls.is_empty() && !opts.cluster {
-                args.extend(["--log-append-socket".to_string(), append_socket.display().to_string()]);
+            // request, appends and reads included.
+            if socket_task.is_some() && node_log_urls.is_empty() && !opts.cluster {
+                args.extend(["--log-socket".to_string(), log_socket.display().to_string()]);
             }
             if let Some(p) = metrics_port {
                 args.extend(["--metrics-port".to_string(), p.to_string()]);
@@ -290,9 +291,9 @@ pub async fn run(opts: UpOptions, stop: impl std::future::Future<Output = ()>) -
     supervisor.stop(Duration::from_secs(10)).await;
     table.mark_stopped();
     log_task.abort();
-    if let Some(t) = append_task {
+    if let Some(t) = socket_task {
         t.abort();
-        let _ = std::fs::remove_file(&append_socket);
+        let _ = std::fs::remove_file(&log_socket);
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! Appends over the Unix socket (`append_socket.rs`) answer exactly as over HTTP: the same
-//! entries and chain, the same conflict with the tail, the same errors; a wrong token gets
-//! nothing; and a client whose socket is gone appends over HTTP.
+//! Appends and reads over the Unix socket (`local_socket.rs`) answer exactly as over HTTP:
+//! the same entries and chain, the same conflict with the tail, the same errors, the same
+//! long poll and reader bookkeeping; a wrong token gets nothing; and a client whose socket
+//! is gone uses HTTP.
 
 use std::time::Duration;
 
@@ -23,7 +24,7 @@ async fn service() -> Service {
     let router = memoria_log::server::router_with(core.clone(), Some(TOKEN.into()), memoria_log::server::ScrapeAccess::Open);
     tokio::spawn(async move { axum::serve(listener, router).await });
     let socket = dir.path().join("append.sock");
-    memoria_log::append_socket::serve(&socket, core.clone(), TOKEN.into()).await.expect("serve the socket");
+    memoria_log::local_socket::serve(&socket, core.clone(), TOKEN.into()).await.expect("serve the socket");
     Service { url, socket, core, _dir: dir }
 }
 
@@ -36,7 +37,7 @@ async fn the_socket_answers_as_http_does() {
     let svc = service().await;
     let http = LogClient::new(&svc.url, TOKEN).expect("client");
     // Its HTTP goes nowhere (port 1): whatever it gets, the socket answered.
-    let sock = LogClient::new("http://127.0.0.1:1", TOKEN).expect("client").with_append_socket(svc.socket.clone());
+    let sock = LogClient::new("http://127.0.0.1:1", TOKEN).expect("client").with_local_socket(svc.socket.clone());
     http.create("l").await.expect("create");
 
     // Appends through either land in one chain.
@@ -81,7 +82,7 @@ async fn a_wrong_token_gets_nothing_written() {
     LogClient::new(&svc.url, TOKEN).expect("client").create("l").await.expect("create");
     // HTTP refuses the token outright; the socket closes on it, so the append's outcome
     // is unknown to that client (as on a broken connection), and nothing was written.
-    let bad = LogClient::new(&svc.url, "wrong").expect("client").with_append_socket(svc.socket.clone());
+    let bad = LogClient::new(&svc.url, "wrong").expect("client").with_local_socket(svc.socket.clone());
     let e = bad.append("l", 0, 1, data("x")).await.expect_err("a wrong token appends nothing");
     assert!(matches!(e, LogError::Transport(_)), "{e}");
     assert_eq!(svc.core.head("l").await.expect("head").id, 0);
@@ -90,8 +91,46 @@ async fn a_wrong_token_gets_nothing_written() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_socket_means_http() {
     let svc = service().await;
-    let sock = LogClient::new(&svc.url, TOKEN).expect("client").with_append_socket(svc.socket.with_extension("gone"));
+    let sock = LogClient::new(&svc.url, TOKEN).expect("client").with_local_socket(svc.socket.with_extension("gone"));
     sock.create("l").await.expect("create");
     let a = sock.append("l", 0, 1, data("over http")).await.expect("append falls back to HTTP");
     assert_eq!(a.last_id, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_over_the_socket_match_http_and_long_poll() {
+    let svc = service().await;
+    let http = LogClient::new(&svc.url, TOKEN).expect("client");
+    let sock = LogClient::new("http://127.0.0.1:1", TOKEN).expect("client").with_local_socket(svc.socket.clone());
+    http.create("l").await.expect("create");
+    for (i, s) in ["a", "b", "c"].iter().enumerate() {
+        http.append("l", i as u64, 1, data(s)).await.expect("append");
+    }
+    for (after, limit) in [(0, 10), (1, 1), (2, 5), (3, 5)] {
+        let over_sock = sock.read("l", after, limit, Duration::ZERO).await.expect("socket read");
+        let over_http = http.read("l", after, limit, Duration::ZERO).await.expect("http read");
+        assert_eq!(over_sock.tail_id, over_http.tail_id);
+        let ids = |b: &memoria_log::ReadBatch| b.entries.iter().map(|e| (e.id, e.checksum, e.payload.clone())).collect::<Vec<_>>();
+        assert_eq!(ids(&over_sock), ids(&over_http), "after {after} limit {limit}");
+    }
+    assert_eq!(
+        sock.read("nope", 0, 1, Duration::ZERO).await.expect_err("no such log").to_string(),
+        http.read("nope", 0, 1, Duration::ZERO).await.expect_err("no such log").to_string()
+    );
+
+    // A named long poll: it waits for the next append (made over the socket too, on the
+    // client's other connection), and the service remembers the reader.
+    let poll = tokio::spawn({
+        let sock = sock.clone();
+        async move { sock.read_as("l", 3, 10, Duration::from_secs(30), Some("replica-x")).await }
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !svc.core.readers("l").iter().any(|r| r.name == "replica-x") {
+        assert!(std::time::Instant::now() < deadline, "the reader never showed up");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    sock.append("l", 3, 1, data("d")).await.expect("append while a read waits");
+    let got = poll.await.expect("task").expect("long poll");
+    assert_eq!(got.entries.iter().map(|e| e.id).collect::<Vec<_>>(), vec![4]);
+    assert_eq!(svc.core.readers("l").iter().find(|r| r.name == "replica-x").map(|r| r.applied), Some(3));
 }

@@ -1,0 +1,267 @@
+//! The log service's two hot calls, append and the tail read, over a Unix socket beside
+//! the HTTP API: the path of `memoria up`, whose nodes and log service share a machine.
+//!
+//! Why: each call over HTTP pays a request and a response through hyper and axum on both
+//! sides (~100 µs of a round trip on this machine, measured against a RESP PING), once per
+//! append for the primary and once per append again for each replica's long poll; under
+//! load that is CPU the two cores lack. Here a request is one frame and the answer one
+//! frame on a connection kept open; the service runs exactly `LogCore::append` and
+//! `LogCore::read_as`, so conditions, never-cancel, long polls and errors are those of
+//! `POST /v1/logs/{log}/append` and `GET /v1/logs/{log}/entries`.
+//!
+//! Frames are `len u32 LE | body`. The first frame a client sends is the service token;
+//! a wrong one closes the connection. Then each request is `kind u8 | name_len u16 LE |
+//! name | …`: kind 0 an append (`AppendRequest`, codec.rs), kind 1 a read (`after u64 LE |
+//! limit u32 LE | wait_ms u64 LE | reader`, an empty reader for an anonymous read). Each
+//! answer is `0 | Appended or ReadBatch` or `1 | ErrorBody as JSON`. A broken connection
+//! leaves an append's outcome unknown, as a broken HTTP one does: the caller settles it by
+//! reading the log.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::codec::{AppendRequest, MAX_BODY, ReadBatch};
+use crate::core::LogCore;
+use crate::entry::Appended;
+use crate::error::{ErrorBody, LogError};
+use crate::server::token_digest;
+
+const OK: u8 = 0;
+const ERR: u8 = 1;
+
+/// Binds the socket at `path` (replacing a stale one) readable and writable by this user
+/// only, and serves appends and reads on it until the task is aborted.
+pub async fn serve(path: &Path, core: LogCore, token: String) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    let _ = std::fs::remove_file(path);
+    let listener = UnixListener::bind(path)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    let want = token_digest(&token);
+    Ok(tokio::spawn(async move {
+        loop {
+            match listener.accept().await {
+                Ok((conn, _)) => {
+                    tokio::spawn(serve_conn(conn, core.clone(), want));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "log socket: accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }))
+}
+
+async fn serve_conn(mut conn: UnixStream, core: LogCore, want: [u8; 32]) {
+    let Ok(Some(token)) = read_frame(&mut conn).await else { return };
+    let got = token_digest(&String::from_utf8_lossy(&token));
+    if got.iter().zip(&want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) != 0 {
+        tracing::info!("log socket: rejected a connection with a wrong token");
+        return;
+    }
+    let mut out = BytesMut::new();
+    while let Ok(Some(frame)) = read_frame(&mut conn).await {
+        let answer = match parse_request(frame) {
+            Ok(Request::Append(log, req)) => core.append(&log, req).await.map(|a| a.encode()),
+            Ok(Request::Read { log, after, limit, wait, reader }) if reader.is_empty() => core.read(&log, after, limit, wait).await.map(|b| b.encode()),
+            Ok(Request::Read { log, after, limit, wait, reader }) => core.read_as(&log, after, limit, wait, &reader).await.map(|b| b.encode()),
+            Err(e) => Err(e),
+        };
+        out.clear();
+        match answer {
+            Ok(body) => {
+                out.put_u32_le(1 + body.len() as u32);
+                out.put_u8(OK);
+                out.put_slice(&body);
+            }
+            Err(e) => {
+                let body = serde_json::to_vec(&e.to_body()).unwrap_or_default();
+                out.put_u32_le(1 + body.len() as u32);
+                out.put_u8(ERR);
+                out.put_slice(&body);
+            }
+        }
+        if conn.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A decoded request.
+enum Request {
+    Append(String, AppendRequest),
+    Read { log: String, after: u64, limit: u32, wait: Duration, reader: String },
+}
+
+const APPEND: u8 = 0;
+const READ: u8 = 1;
+
+fn parse_request(frame: Bytes) -> Result<Request, LogError> {
+    let bad = |what: &str| LogError::Invalid(format!("log socket: {what}"));
+    let mut r = Reader(frame);
+    let kind = r.u8().ok_or_else(|| bad("empty frame"))?;
+    let n = r.u16().ok_or_else(|| bad("short frame"))? as usize;
+    let log = r.str(n).ok_or_else(|| bad("bad log name"))?;
+    match kind {
+        APPEND => Ok(Request::Append(log, AppendRequest::decode(r.0).map_err(|e| LogError::Invalid(e.to_string()))?)),
+        READ => {
+            let (after, limit, wait) = (r.u64(), r.u32(), r.u64());
+            let (Some(after), Some(limit), Some(wait)) = (after, limit, wait) else { return Err(bad("short read request")) };
+            let n = r.0.len();
+            let reader = r.str(n).ok_or_else(|| bad("bad reader name"))?;
+            Ok(Request::Read { log, after, limit, wait: Duration::from_millis(wait), reader })
+        }
+        k => Err(bad(&format!("unknown request kind {k}"))),
+    }
+}
+
+/// Little-endian fields off the front of a frame.
+struct Reader(Bytes);
+
+impl Reader {
+    fn take(&mut self, n: usize) -> Option<Bytes> {
+        (self.0.len() >= n).then(|| self.0.split_to(n))
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn u16(&mut self) -> Option<u16> {
+        self.take(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).map(|b| u32::from_le_bytes(b[..].try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8).map(|b| u64::from_le_bytes(b[..].try_into().expect("8 bytes")))
+    }
+    fn str(&mut self, n: usize) -> Option<String> {
+        self.take(n).and_then(|b| String::from_utf8(b.to_vec()).ok())
+    }
+}
+
+/// One frame, or None at a clean end of the stream.
+async fn read_frame(conn: &mut UnixStream) -> std::io::Result<Option<Bytes>> {
+    let mut len = [0u8; 4];
+    match conn.read_exact(&mut len).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_BODY {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("frame of {len} bytes exceeds {MAX_BODY}")));
+    }
+    let mut buf = vec![0u8; len];
+    conn.read_exact(&mut buf).await?;
+    Ok(Some(buf.into()))
+}
+
+/// The client side: a connection for appends and one for reads (a long poll must not hold
+/// up an append), each opened on first use and kept; one call at a time on each.
+pub struct LocalSocket {
+    path: PathBuf,
+    token: String,
+    appends: tokio::sync::Mutex<Option<UnixStream>>,
+    reads: tokio::sync::Mutex<Option<UnixStream>>,
+}
+
+/// What a call over the socket came to.
+pub enum Sent<T> {
+    /// The service answered (the call's result, success or a definite error).
+    Answered(Result<T, LogError>),
+    /// Nothing was sent (no connection could be made): any other way may take it as is.
+    NotSent(LogError),
+}
+
+/// Time allowed for a read beyond its long-poll wait (as over HTTP).
+const READ_SLACK: Duration = Duration::from_secs(30);
+
+impl LocalSocket {
+    pub fn new(path: PathBuf, token: &str) -> LocalSocket {
+        LocalSocket { path, token: token.to_owned(), appends: tokio::sync::Mutex::new(None), reads: tokio::sync::Mutex::new(None) }
+    }
+
+    pub async fn append(&self, log: &str, req: &AppendRequest) -> Sent<Appended> {
+        let frame = request(APPEND, log, |f| f.put_slice(&req.encode()));
+        // No timeout: the service finishes an append whatever the client does.
+        match self.call(&self.appends, frame, None).await {
+            Sent::Answered(r) => Sent::Answered(r.and_then(|b| Appended::decode(b).map_err(|e| LogError::Protocol(e.to_string())))),
+            Sent::NotSent(e) => Sent::NotSent(e),
+        }
+    }
+
+    pub async fn read(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: Option<&str>) -> Sent<ReadBatch> {
+        let frame = request(READ, log, |f| {
+            f.put_u64_le(after);
+            f.put_u32_le(limit);
+            f.put_u64_le(wait.as_millis() as u64);
+            f.put_slice(reader.unwrap_or_default().as_bytes());
+        });
+        match self.call(&self.reads, frame, Some(wait + READ_SLACK)).await {
+            Sent::Answered(r) => Sent::Answered(r.and_then(|b| ReadBatch::decode(b).map_err(|e| LogError::Protocol(e.to_string())))),
+            Sent::NotSent(e) => Sent::NotSent(e),
+        }
+    }
+
+    async fn call(&self, slot: &tokio::sync::Mutex<Option<UnixStream>>, frame: BytesMut, limit: Option<Duration>) -> Sent<Bytes> {
+        let mut slot = slot.lock().await;
+        // Taken out while in use: a future dropped mid-exchange (or timed out) drops the
+        // connection with it rather than leave half an answer for the next call to read.
+        let mut conn = match slot.take() {
+            Some(c) => c,
+            None => match self.connect().await {
+                Ok(c) => c,
+                Err(e) => return Sent::NotSent(LogError::Transport(format!("log socket {}: {e}", self.path.display()))),
+            },
+        };
+        let exchange = async {
+            conn.write_all(&frame).await?;
+            match read_frame(&mut conn).await? {
+                Some(a) if !a.is_empty() => Ok(a),
+                _ => Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof)),
+            }
+        };
+        let answer = match limit {
+            None => exchange.await,
+            Some(d) => tokio::time::timeout(d, exchange).await.unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into())),
+        };
+        let answer = match answer {
+            Ok(a) => a,
+            Err(e) => return Sent::Answered(Err(LogError::Transport(format!("log socket: {e}")))),
+        };
+        *slot = Some(conn);
+        Sent::Answered(match answer[0] {
+            OK => Ok(answer.slice(1..)),
+            _ => match serde_json::from_slice::<ErrorBody>(&answer[1..]) {
+                Ok(b) => Err(LogError::from_body(0, b)),
+                Err(e) => Err(LogError::Protocol(format!("log socket: bad error body: {e}"))),
+            },
+        })
+    }
+
+    async fn connect(&self) -> std::io::Result<UnixStream> {
+        let mut c = UnixStream::connect(&self.path).await?;
+        let mut hello = BytesMut::with_capacity(4 + self.token.len());
+        hello.put_u32_le(self.token.len() as u32);
+        hello.put_slice(self.token.as_bytes());
+        c.write_all(&hello).await?;
+        Ok(c)
+    }
+}
+
+/// A request frame: length, kind, log name, then what `rest` writes.
+fn request(kind: u8, log: &str, rest: impl FnOnce(&mut BytesMut)) -> BytesMut {
+    let mut f = BytesMut::with_capacity(64);
+    f.put_u32_le(0);
+    f.put_u8(kind);
+    f.put_u16_le(log.len() as u16);
+    f.put_slice(log.as_bytes());
+    rest(&mut f);
+    let len = (f.len() - 4) as u32;
+    f[..4].copy_from_slice(&len.to_le_bytes());
+    f
+}

@@ -384,15 +384,7 @@ impl LogCore {
                 trust_cache = false;
                 let now = Instant::now();
                 if *rx.borrow() <= after && now < deadline {
-                    let nap = (deadline - now).min(self.inner.opts.poll_interval);
-                    tokio::select! {
-                        r = rx.changed() => {
-                            if r.is_ok() {
-                                metrics::counter!("memoria_log_tail_wakeups_total").increment(1);
-                            }
-                        }
-                        _ = tokio::time::sleep(nap) => {}
-                    }
+                    self.nap(rx, deadline - now).await;
                     continue;
                 }
             }
@@ -433,15 +425,19 @@ impl LogCore {
                 rx = Some(self.inner.tails.subscribe(log));
                 continue;
             };
-            let nap = (deadline - now).min(self.inner.opts.poll_interval);
-            tokio::select! {
-                r = rx.changed() => {
-                    if r.is_ok() {
-                        metrics::counter!("memoria_log_tail_wakeups_total").increment(1);
-                    }
+            self.nap(rx, deadline - now).await;
+        }
+    }
+
+    /// Waits for the tail to move, at most `left` and one poll interval.
+    async fn nap(&self, rx: &mut tokio::sync::watch::Receiver<u64>, left: Duration) {
+        tokio::select! {
+            r = rx.changed() => {
+                if r.is_ok() {
+                    metrics::counter!("memoria_log_tail_wakeups_total").increment(1);
                 }
-                _ = tokio::time::sleep(nap) => {}
             }
+            _ = tokio::time::sleep(left.min(self.inner.opts.poll_interval)) => {}
         }
     }
 

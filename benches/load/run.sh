@@ -390,7 +390,8 @@ bench() { # server test pipeline n
     local before cpu=- line
     # shellcheck disable=SC2086
     [[ -n ${cpu_pids[$1]:-} ]] && before=$(ticks ${cpu_pids[$1]})
-    line=$(bench_run "$@")
+    # A failed run ends the script (command substitution does not inherit set -e).
+    line=$(bench_run "$@") || exit 1
     if [[ -n ${cpu_pids[$1]:-} ]]; then
         # shellcheck disable=SC2086
         cpu=$(awk -v a="$before" -v b="$(ticks ${cpu_pids[$1]})" -v hz="$hz" -v n="$4" 'BEGIN {

@@ -97,7 +97,7 @@ fn bulk_of(reply: &[u8]) -> Option<String> {
 fn clean_restart_keeps_everything() {
     let dir = tempdir();
     let port = free_port();
-    let n = start_node(&dir, port);
+    let n = start_node(dir.path(), port);
     let mut c = Raw::connect(n.port);
     for i in 0..200 {
         assert_eq!(c.cmd(&["SET", &format!("k{i}"), &format!("v{i}")]), b"+OK\r\n");
@@ -114,7 +114,7 @@ fn clean_restart_keeps_everything() {
     drop(c);
     n.stop();
 
-    let n = start_node(&dir, port);
+    let n = start_node(dir.path(), port);
     let mut c = Raw::connect(n.port);
     assert_eq!(c.cmd(&["GET", "k0"]), b"$-1\r\n");
     for i in 1..200 {
@@ -130,11 +130,9 @@ fn clean_restart_keeps_everything() {
     n.kill9();
 }
 
-fn tempdir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("memoria-durability-{}-{}", std::process::id(), free_port()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed when the test ends.
+fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("memoria-durability-").tempdir().unwrap()
 }
 
 /// Writers SET `key = <writer>:<i>` with i increasing and record what was acknowledged;
@@ -152,7 +150,7 @@ fn kill9_under_load_loses_no_acknowledged_write() {
     let seen: Arc<Mutex<HashMap<String, u64>>> = Arc::new(Mutex::new(HashMap::new()));
     let mut next_index = 0u64;
     for round in 0..rounds {
-        let node = start_single(&dir, port);
+        let node = start_single(dir.path(), port);
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         for w in 0..6u64 {
@@ -210,7 +208,7 @@ fn kill9_under_load_loses_no_acknowledged_write() {
         next_index += 10_000_000;
 
         // Restart and check the ledger.
-        let node = start_single(&dir, port);
+        let node = start_single(dir.path(), port);
         let mut c = Raw::connect(port);
         let acked = acked.lock().unwrap();
         let seen = seen.lock().unwrap();

@@ -29,7 +29,8 @@ type Started = std::sync::mpsc::Sender<(u16, Freezer)>;
 struct Cluster {
     log: LogCore,
     ctl: tokio::sync::mpsc::UnboundedSender<(String, Option<String>, Started)>,
-    _dir: std::path::PathBuf,
+    /// Removed when the cluster goes.
+    _dir: tempfile::TempDir,
 }
 
 impl Cluster {
@@ -37,9 +38,8 @@ impl Cluster {
         // RUST_LOG=warn shows the elections and step-downs.
         let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "off".into());
         let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
-        let dir = std::env::temp_dir().join(format!("memoria-failover-{}-{}", std::process::id(), common::free_port()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("log.sqlite");
+        let dir = tempfile::Builder::new().prefix("memoria-failover-").tempdir().unwrap();
+        let path = dir.path().join("log.sqlite");
         let (log_tx, log_rx) = std::sync::mpsc::channel();
         let (ctl, mut ctl_rx) = tokio::sync::mpsc::unbounded_channel::<(String, Option<String>, Started)>();
         std::thread::spawn(move || {

@@ -53,3 +53,12 @@ wait_ready() { # port name pid
     done
     echo "$2 did not answer PING on port $1" >&2; exit 1
 }
+
+# user+system CPU time of processes, in clock ticks (of `getconf CLK_TCK`), comma-separated
+# in the order given (0 for one that is gone).
+cpu_ticks() { # pid...
+    local p out=()
+    for p in "$@"; do out+=("$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)"); done
+    local IFS=,
+    echo "${out[*]}"
+}

@@ -39,8 +39,6 @@ need_tools redis-server redis-benchmark redis-cli python3
 [[ -x "$memoria_bin" ]] || { echo "memoria binary not found at $memoria_bin (cargo build --release -p memoria-host, or -b)" >&2; exit 1; }
 
 bench_workdir cpu
-# user+system CPU time of a process, in clock ticks.
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
 redis_port=$(free_port)
@@ -78,10 +76,10 @@ load() { # port
 measure() { # port pids...
     local port=$1; shift
     local before=() p i=0 out
-    for p in "$@"; do before+=("$(ticks "$p")"); done
+    for p in "$@"; do before+=("$(cpu_ticks "$p")"); done
     out=$(load "$port")
     for p in "$@"; do
-        out="$out $(($(ticks "$p") - before[i]))"
+        out="$out $(($(cpu_ticks "$p") - before[i]))"
         i=$((i + 1))
     done
     echo "$out"

@@ -380,8 +380,6 @@ if [[ ",$tests," == *,geosearch,* ]]; then
     done
 fi
 
-# user+system CPU time of processes, in clock ticks, comma-separated (0 for one gone).
-ticks() { local p out=(); for p in "$@"; do out+=("$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)"); done; local IFS=,; echo "${out[*]}"; }
 hz=$(getconf CLK_TCK)
 
 # One redis-benchmark run; prints "rps p50 p99 cpu" (latencies in ms; cpu: microseconds of
@@ -389,12 +387,12 @@ hz=$(getconf CLK_TCK)
 bench() { # server test pipeline n
     local before cpu=- line
     # shellcheck disable=SC2086
-    [[ -n ${cpu_pids[$1]:-} ]] && before=$(ticks ${cpu_pids[$1]})
+    [[ -n ${cpu_pids[$1]:-} ]] && before=$(cpu_ticks ${cpu_pids[$1]})
     # A failed run ends the script (command substitution does not inherit set -e).
     line=$(bench_run "$@") || exit 1
     if [[ -n ${cpu_pids[$1]:-} ]]; then
         # shellcheck disable=SC2086
-        cpu=$(awk -v a="$before" -v b="$(ticks ${cpu_pids[$1]})" -v hz="$hz" -v n="$4" 'BEGIN {
+        cpu=$(awk -v a="$before" -v b="$(cpu_ticks ${cpu_pids[$1]})" -v hz="$hz" -v n="$4" 'BEGIN {
             k = split(a, x, ","); split(b, y, ","); s = ""
             for (i = 1; i <= k; i++) s = s (i > 1 ? "," : "") sprintf("%.2f", (y[i] - x[i]) * 1e6 / hz / n)
             print s }')

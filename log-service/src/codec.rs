@@ -25,20 +25,25 @@ fn err<T>(msg: impl Into<String>) -> Result<T, DecodeError> {
     Err(DecodeError(msg.into()))
 }
 
-/// A cursor over a body that fails instead of panicking when it runs short.
-struct Reader {
+/// A cursor over a body that fails instead of panicking when it runs short (big-endian
+/// fields; also the local socket's frames).
+pub(crate) struct Reader {
     buf: Bytes,
     pos: usize,
 }
 
 impl Reader {
-    fn new(buf: Bytes) -> Self {
+    pub(crate) fn new(buf: Bytes) -> Self {
         Reader { buf, pos: 0 }
     }
-    fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
-    fn take(&mut self, n: usize, what: &str) -> Result<Bytes, DecodeError> {
+    /// What is left, taken whole.
+    pub(crate) fn rest(self) -> Bytes {
+        self.buf.slice(self.pos..)
+    }
+    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<Bytes, DecodeError> {
         if self.remaining() < n {
             return err(format!("truncated {what}: need {n} bytes, have {}", self.remaining()));
         }
@@ -46,18 +51,18 @@ impl Reader {
         self.pos += n;
         Ok(b)
     }
-    fn u8(&mut self, what: &str) -> Result<u8, DecodeError> {
+    pub(crate) fn u8(&mut self, what: &str) -> Result<u8, DecodeError> {
         Ok(self.take(1, what)?[0])
     }
-    fn u16(&mut self, what: &str) -> Result<u16, DecodeError> {
+    pub(crate) fn u16(&mut self, what: &str) -> Result<u16, DecodeError> {
         let b = self.take(2, what)?;
         Ok(u16::from_be_bytes([b[0], b[1]]))
     }
-    fn u32(&mut self, what: &str) -> Result<u32, DecodeError> {
+    pub(crate) fn u32(&mut self, what: &str) -> Result<u32, DecodeError> {
         let b = self.take(4, what)?;
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
-    fn u64(&mut self, what: &str) -> Result<u64, DecodeError> {
+    pub(crate) fn u64(&mut self, what: &str) -> Result<u64, DecodeError> {
         let b = self.take(8, what)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(&b);

@@ -9,11 +9,12 @@
 //! `LogCore::read_as`, so conditions, never-cancel, long polls and errors are those of
 //! `POST /v1/logs/{log}/append` and `GET /v1/logs/{log}/entries`.
 //!
-//! Frames are `len u32 LE | body`. The first frame a client sends is the service token;
-//! a wrong one closes the connection. Then each request is `kind u8 | name_len u16 LE |
-//! name | …`: kind 0 an append (`AppendRequest`, codec.rs), kind 1 a read (`after u64 LE |
-//! limit u32 LE | wait_ms u64 LE | reader`, an empty reader for an anonymous read). Each
-//! answer is `0 | Appended or ReadBatch` or `1 | ErrorBody as JSON`. A broken connection
+//! Frames are `len u32 | body`, fields big-endian as in codec.rs (whose reader decodes
+//! them). The first frame a client sends is the service token; a wrong one closes the
+//! connection. Then each request is `kind u8 | name_len u16 | name | …`: kind 0 an append
+//! (`AppendRequest`, codec.rs), kind 1 a read (`after u64 | limit u32 | wait_ms u64 |
+//! reader`, an empty reader for an anonymous read). Each answer is `0 | Appended or
+//! ReadBatch` or `1 | ErrorBody as JSON`. A broken connection
 //! leaves an append's outcome unknown, as a broken HTTP one does: the caller settles it by
 //! reading the log.
 
@@ -24,11 +25,11 @@ use bytes::{BufMut, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 
-use crate::codec::{AppendRequest, MAX_BODY, ReadBatch};
+use crate::codec::{AppendRequest, MAX_BODY, ReadBatch, Reader};
 use crate::core::LogCore;
 use crate::entry::Appended;
 use crate::error::{ErrorBody, LogError};
-use crate::server::token_digest;
+use crate::server::{digests_match, token_digest};
 
 const OK: u8 = 0;
 const ERR: u8 = 1;
@@ -58,8 +59,7 @@ pub async fn serve(path: &Path, core: LogCore, token: String) -> std::io::Result
 
 async fn serve_conn(mut conn: UnixStream, core: LogCore, want: [u8; 32]) {
     let Ok(Some(token)) = read_frame(&mut conn).await else { return };
-    let got = token_digest(&String::from_utf8_lossy(&token));
-    if got.iter().zip(&want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) != 0 {
+    if !digests_match(&token_digest(&String::from_utf8_lossy(&token)), &want) {
         tracing::info!("log socket: rejected a connection with a wrong token");
         return;
     }
@@ -71,20 +71,14 @@ async fn serve_conn(mut conn: UnixStream, core: LogCore, want: [u8; 32]) {
             Ok(Request::Read { log, after, limit, wait, reader }) => core.read_as(&log, after, limit, wait, &reader).await.map(|b| b.encode()),
             Err(e) => Err(e),
         };
+        let (status, body) = match answer {
+            Ok(body) => (OK, body),
+            Err(e) => (ERR, serde_json::to_vec(&e.to_body()).unwrap_or_default().into()),
+        };
         out.clear();
-        match answer {
-            Ok(body) => {
-                out.put_u32_le(1 + body.len() as u32);
-                out.put_u8(OK);
-                out.put_slice(&body);
-            }
-            Err(e) => {
-                let body = serde_json::to_vec(&e.to_body()).unwrap_or_default();
-                out.put_u32_le(1 + body.len() as u32);
-                out.put_u8(ERR);
-                out.put_slice(&body);
-            }
-        }
+        out.put_u32(1 + body.len() as u32);
+        out.put_u8(status);
+        out.put_slice(&body);
         if conn.write_all(&out).await.is_err() {
             return;
         }
@@ -101,45 +95,22 @@ const APPEND: u8 = 0;
 const READ: u8 = 1;
 
 fn parse_request(frame: Bytes) -> Result<Request, LogError> {
-    let bad = |what: &str| LogError::Invalid(format!("log socket: {what}"));
-    let mut r = Reader(frame);
-    let kind = r.u8().ok_or_else(|| bad("empty frame"))?;
-    let n = r.u16().ok_or_else(|| bad("short frame"))? as usize;
-    let log = r.str(n).ok_or_else(|| bad("bad log name"))?;
+    let invalid = |e: crate::codec::DecodeError| LogError::Invalid(format!("log socket: {e}"));
+    let text = |b: Bytes, what: &str| String::from_utf8(b.to_vec()).map_err(|_| LogError::Invalid(format!("log socket: {what} is not UTF-8")));
+    let mut r = Reader::new(frame);
+    let kind = r.u8("request kind").map_err(invalid)?;
+    let n = r.u16("log name length").map_err(invalid)? as usize;
+    let log = text(r.take(n, "log name").map_err(invalid)?, "the log name")?;
     match kind {
-        APPEND => Ok(Request::Append(log, AppendRequest::decode(r.0).map_err(|e| LogError::Invalid(e.to_string()))?)),
+        APPEND => Ok(Request::Append(log, AppendRequest::decode(r.rest()).map_err(|e| LogError::Invalid(e.to_string()))?)),
         READ => {
-            let (after, limit, wait) = (r.u64(), r.u32(), r.u64());
-            let (Some(after), Some(limit), Some(wait)) = (after, limit, wait) else { return Err(bad("short read request")) };
-            let n = r.0.len();
-            let reader = r.str(n).ok_or_else(|| bad("bad reader name"))?;
-            Ok(Request::Read { log, after, limit, wait: Duration::from_millis(wait), reader })
+            let after = r.u64("after").map_err(invalid)?;
+            let limit = r.u32("limit").map_err(invalid)?;
+            let wait = Duration::from_millis(r.u64("wait").map_err(invalid)?);
+            let reader = text(r.rest(), "the reader name")?;
+            Ok(Request::Read { log, after, limit, wait, reader })
         }
-        k => Err(bad(&format!("unknown request kind {k}"))),
-    }
-}
-
-/// Little-endian fields off the front of a frame.
-struct Reader(Bytes);
-
-impl Reader {
-    fn take(&mut self, n: usize) -> Option<Bytes> {
-        (self.0.len() >= n).then(|| self.0.split_to(n))
-    }
-    fn u8(&mut self) -> Option<u8> {
-        self.take(1).map(|b| b[0])
-    }
-    fn u16(&mut self) -> Option<u16> {
-        self.take(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
-    }
-    fn u32(&mut self) -> Option<u32> {
-        self.take(4).map(|b| u32::from_le_bytes(b[..].try_into().expect("4 bytes")))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        self.take(8).map(|b| u64::from_le_bytes(b[..].try_into().expect("8 bytes")))
-    }
-    fn str(&mut self, n: usize) -> Option<String> {
-        self.take(n).and_then(|b| String::from_utf8(b.to_vec()).ok())
+        k => Err(LogError::Invalid(format!("log socket: unknown request kind {k}"))),
     }
 }
 
@@ -151,7 +122,7 @@ async fn read_frame(conn: &mut UnixStream) -> std::io::Result<Option<Bytes>> {
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
         Err(e) => return Err(e),
     }
-    let len = u32::from_le_bytes(len) as usize;
+    let len = u32::from_be_bytes(len) as usize;
     if len > MAX_BODY {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("frame of {len} bytes exceeds {MAX_BODY}")));
     }
@@ -196,9 +167,9 @@ impl LocalSocket {
 
     pub async fn read(&self, log: &str, after: u64, limit: u32, wait: Duration, reader: Option<&str>) -> Sent<ReadBatch> {
         let frame = request(READ, log, |f| {
-            f.put_u64_le(after);
-            f.put_u32_le(limit);
-            f.put_u64_le(wait.as_millis() as u64);
+            f.put_u64(after);
+            f.put_u32(limit);
+            f.put_u64(wait.as_millis() as u64);
             f.put_slice(reader.unwrap_or_default().as_bytes());
         });
         match self.call(&self.reads, frame, Some(wait + READ_SLACK)).await {
@@ -246,7 +217,7 @@ impl LocalSocket {
     async fn connect(&self) -> std::io::Result<UnixStream> {
         let mut c = UnixStream::connect(&self.path).await?;
         let mut hello = BytesMut::with_capacity(4 + self.token.len());
-        hello.put_u32_le(self.token.len() as u32);
+        hello.put_u32(self.token.len() as u32);
         hello.put_slice(self.token.as_bytes());
         c.write_all(&hello).await?;
         Ok(c)
@@ -256,12 +227,12 @@ impl LocalSocket {
 /// A request frame: length, kind, log name, then what `rest` writes.
 fn request(kind: u8, log: &str, rest: impl FnOnce(&mut BytesMut)) -> BytesMut {
     let mut f = BytesMut::with_capacity(64);
-    f.put_u32_le(0);
+    f.put_u32(0);
     f.put_u8(kind);
-    f.put_u16_le(log.len() as u16);
+    f.put_u16(log.len() as u16);
     f.put_slice(log.as_bytes());
     rest(&mut f);
     let len = (f.len() - 4) as u32;
-    f[..4].copy_from_slice(&len.to_le_bytes());
+    f[..4].copy_from_slice(&len.to_be_bytes());
     f
 }

@@ -84,7 +84,12 @@ pub fn token_digest(token: &str) -> [u8; 32] {
 /// in constant time.
 pub fn bearer_matches(headers: &header::HeaderMap, want: &[u8; 32]) -> bool {
     let got = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).map(token_digest);
-    got.is_some_and(|g| g.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0)
+    got.is_some_and(|g| digests_match(&g, want))
+}
+
+/// Whether two token digests are equal, compared in constant time.
+pub fn digests_match(got: &[u8; 32], want: &[u8; 32]) -> bool {
+    got.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
 }
 
 /// A 401 with `WWW-Authenticate: Bearer`.

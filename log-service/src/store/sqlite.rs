@@ -84,7 +84,7 @@ impl SqliteStore {
     /// truncation being durable: one lost to a crash leaves entries a snapshot already
     /// covers, and the next truncation removes them; the WAL is sequential, so the next
     /// append's fsync makes it durable anyway. The connection is back to FULL before anyone
-    /// else uses it, or it is closed.
+    /// else uses it, or the writer thread reopens it.
     async fn delete_chunk(&self, log: &str, upto: i64) -> Result<u64, LogError> {
         let log = log.to_owned();
         self.writer

@@ -96,7 +96,7 @@ impl Writer {
 
 /// The connection settings every writer has: WAL, a commit is fsynced (FULL), foreign
 /// keys enforced (a missing log fails the insert), statements planned once (QPSG, see
-/// sqlite_config.rs), and autocheckpoints where they were.
+/// sqlite_config.rs), SQLite's default autocheckpoint.
 fn open(path: &Path) -> Result<Connection, LogError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(sql_err)?;
@@ -147,7 +147,7 @@ fn run(mut conn: Connection, path: PathBuf, rx: mpsc::Receiver<Work>, pause: &Pa
                 call(&mut conn);
                 if !fsyncs(&conn) {
                     // A call left the connection not fsyncing its commits (a truncation
-                    // that could not restore FULL): never append through it.
+                    // that could not restore FULL, or raw SQL): never append through it.
                     match open(&path) {
                         Ok(c) => conn = c,
                         Err(e) => {

@@ -7,13 +7,14 @@
 //! append waiting for synchronous replication would commit locally anyway.
 
 use std::sync::Arc;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool, Row};
 use tokio::sync::{Mutex, RwLock, mpsc};
 
-use super::{InsertOutcome, LEADERSHIP_KINDS, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
+use super::{InsertOutcome, LEADERSHIP_FILTER, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
 use crate::chain::{Checksum, GENESIS};
 use crate::entry::{Entry, Head};
 use crate::error::LogError;
@@ -428,15 +429,12 @@ impl LogStore for PgStore {
 
     async fn leadership(&self, log: &str) -> Result<Option<(Entry, i64)>, LogError> {
         let c = self.current().await?;
-        let r = sqlx::query(
-            "SELECT id, prev_id, epoch, kind, format, payload, checksum, ts_ms FROM entries \
-             WHERE log = $1 AND kind IN ($2, $3) ORDER BY id DESC LIMIT 1",
-        )
-        .bind(log)
-        .bind(LEADERSHIP_KINDS.0)
-        .bind(LEADERSHIP_KINDS.1)
-        .fetch_optional(&c.pool)
-        .await;
+        static SQL: LazyLock<String> = LazyLock::new(|| {
+            format!(
+                "SELECT id, prev_id, epoch, kind, format, payload, checksum, ts_ms FROM entries WHERE log = $1 AND {LEADERSHIP_FILTER} ORDER BY id DESC LIMIT 1"
+            )
+        });
+        let r = sqlx::query(SQL.as_str()).bind(log).fetch_optional(&c.pool).await;
         match r {
             Ok(None) => Ok(None),
             Ok(Some(r)) => {

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use rusqlite::OptionalExtension;
@@ -11,7 +12,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Row, SqlitePool};
 
 use super::sqlite_writer::{Job, Writer, sql_err};
-use super::{InsertOutcome, LEADERSHIP_KINDS, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
+use super::{InsertOutcome, LEADERSHIP_FILTER, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
 use crate::chain::{Checksum, GENESIS};
 use crate::entry::{Entry, Head};
 use crate::error::LogError;
@@ -208,16 +209,7 @@ impl LogStore for SqliteStore {
     }
 
     async fn leadership(&self, log: &str) -> Result<Option<(Entry, i64)>, LogError> {
-        let r = sqlx::query(
-            "SELECT id, prev_id, epoch, kind, format, payload, checksum, ts_ms FROM entries \
-             WHERE log = ? AND kind IN (?, ?) ORDER BY id DESC LIMIT 1",
-        )
-        .bind(log)
-        .bind(LEADERSHIP_KINDS.0)
-        .bind(LEADERSHIP_KINDS.1)
-        .fetch_optional(&self.readers)
-        .await
-        .map_err(db_err)?;
+        let r = sqlx::query(LEADERSHIP_SQL.as_str()).bind(log).fetch_optional(&self.readers).await.map_err(db_err)?;
         match r {
             None => Ok(None),
             Some(r) => {
@@ -279,9 +271,28 @@ impl LogStore for SqliteStore {
     fn start_listener(&self, _tails: Tails) {}
 }
 
+/// The newest lease renewal or leader claim of a log, through the partial index.
+static LEADERSHIP_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!("SELECT id, prev_id, epoch, kind, format, payload, checksum, ts_ms FROM entries WHERE log = ? AND {LEADERSHIP_FILTER} ORDER BY id DESC LIMIT 1")
+});
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_leadership_lookup_uses_its_partial_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("log.sqlite")).await.unwrap();
+        let plan = explain(&store.readers, LEADERSHIP_SQL.as_str()).await;
+        assert!(plan.iter().any(|d| d.contains("entries_leadership")), "{plan:?}");
+    }
+
+    /// EXPLAIN QUERY PLAN's detail column, one row per step.
+    async fn explain(pool: &SqlitePool, sql: &str) -> Vec<String> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}"))).bind("l").fetch_all(pool).await.unwrap();
+        rows.iter().map(|r| r.get::<String, _>("detail")).collect()
+    }
 
     async fn synchronous(store: &SqliteStore) -> i64 {
         store.writer.call(|c| c.pragma_query_value(None, "synchronous", |r| r.get(0)).map_err(sql_err)).await.unwrap()

@@ -27,10 +27,27 @@ pub(super) struct ReplicaState {
 /// Replicas read the log, never the primary: long-poll the shard log and hand every read
 /// to the shard task, in order (empty ones too: they tell the lease machine it is at the
 /// tail).
+/// How long a replica at the log's tail waits after applying before it reads again, when
+/// appends come often enough that one read then carries several. Each read wakes the
+/// replica and the log service; under a stream of small appends that was once per append,
+/// on the cores the primary and the log need. Replication lag grows by at most this much.
+const TAIL_LINGER: Duration = Duration::from_millis(2);
+
+/// Whether appends arrive often enough to linger: at the rate of the last read cycle
+/// (`entries` in `cycle`), at least two per `TAIL_LINGER`. Rarer ones are read as they
+/// come: lingering would add a timer's wake-up per read and save none.
+fn worth_lingering(entries: usize, cycle: Duration) -> bool {
+    entries as u128 * TAIL_LINGER.as_micros() >= 2 * cycle.as_micros()
+}
+
 async fn tail_log(api: LogHandle, name: String, reader: String, mut after: u64, generation: u64, shard: WeakUnboundedSender<ShardMsg>) {
+    let mut cycle_start = std::time::Instant::now();
     loop {
         match api.read_as(&name, after, 1000, Duration::from_secs(1), &reader).await {
             Ok(b) => {
+                // Live tailing (the read reached the tail) of frequent appends.
+                let linger = b.entries.last().is_some_and(|e| e.id >= b.tail_id) && worth_lingering(b.entries.len(), cycle_start.elapsed());
+                cycle_start = std::time::Instant::now();
                 if let Some(last) = b.entries.last() {
                     after = last.id;
                 }
@@ -42,6 +59,9 @@ async fn tail_log(api: LogHandle, name: String, reader: String, mut after: u64, 
                 drop(tx);
                 // A dropped answer means the shard is gone or moved on; either way go on.
                 let _ = applied.await;
+                if linger {
+                    tokio::time::sleep(TAIL_LINGER).await;
+                }
             }
             Err(e @ LogError::Truncated { .. }) => {
                 // Fell behind the truncation: only a snapshot can bring it back.
@@ -222,5 +242,23 @@ impl Shard {
         if self.standing.replica().is_some_and(|r| r.stopped.is_none()) {
             self.spawn_tail(after);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replica_lingers_only_behind_frequent_appends() {
+        // A stream of small appends, one per 0.7 ms: read as one per cycle otherwise.
+        assert!(worth_lingering(1, Duration::from_micros(700)));
+        // Lingering, then about three per cycle of 2.3 ms: go on lingering.
+        assert!(worth_lingering(3, Duration::from_micros(2300)));
+        // One append per 2 ms or rarer (large batches, lease renewals when idle): each read
+        // carries one anyway; lingering would only add a wake-up.
+        assert!(!worth_lingering(1, Duration::from_millis(2)));
+        assert!(!worth_lingering(1, Duration::from_millis(500)));
+        assert!(!worth_lingering(0, Duration::from_secs(1)));
     }
 }

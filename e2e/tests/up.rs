@@ -90,3 +90,24 @@ fn nodes_cluster_json_cluster_commands_and_wait() {
         }
     });
 }
+
+/// A failure to start is one line on stderr, `Error: …` with its cause, even with
+/// RUST_BACKTRACE=1 (anyhow's report of an error returned from `main` adds a stack
+/// backtrace then).
+#[test]
+fn a_port_in_use_is_one_line_of_error() {
+    let dir = tempdir("up-port-taken");
+    let port = common::free_port();
+    let _taken = std::net::TcpListener::bind(("127.0.0.1", port)).expect("hold the port");
+    let out = std::process::Command::new(common::memoria_bin())
+        .args(["up", "--bind", "127.0.0.1", "--port", &port.to_string(), "--no-console", "--data-dir"])
+        .arg(&dir)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run memoria up");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.starts_with(&format!("Error: cannot listen on 127.0.0.1:{port}: ")) && err.contains("in use"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

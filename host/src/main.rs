@@ -269,7 +269,21 @@ enum Command {
     Reshard(memoria_host::cluster::reshard_cli::ReshardArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+/// An error reaches the user as one line, `Error: what: why` (its causes joined), whatever
+/// RUST_BACKTRACE says: anyhow's default report of an error returned from `main` appends a
+/// stack backtrace of its creation when that variable is set, dozens of lines for a port
+/// that is taken.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_target(false)

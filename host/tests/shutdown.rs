@@ -5,7 +5,7 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Raw;
 
@@ -28,33 +28,24 @@ fn sigterm_stops_a_node_whose_shard_is_busy() {
     assert_eq!(c.cmd(&["CONFIG", "SET", "busy-reply-threshold", "0"]), b"+OK\r\n");
     c.send(&["EVAL", "pcall(function() while true do end end)", "0"]);
     // Wait until the script holds the shard: a PING that comes after it goes unanswered.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    // Counted in probes, not in time: a script that never holds the shard fails the test.
+    for probe in 0.. {
+        assert!(probe < 120, "the script never held the shard ({probe} PINGs answered)");
         let mut other = Raw::connect(port);
         other.s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
         other.send(&["PING"]);
-        let mut probe = [0u8; 16];
-        if !std::io::Read::read(&mut other.s, &mut probe).is_ok_and(|n| n > 0) {
+        let mut answer = [0u8; 16];
+        if !std::io::Read::read(&mut other.s, &mut answer).is_ok_and(|n| n > 0) {
             break;
         }
-        assert!(Instant::now() < deadline, "the script never held the shard");
     }
 
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
-    // The queued work would take minutes; the process must be gone well before.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("memoria up did not stop within 60 s of SIGTERM while its shard was busy");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // The script never ends, so the process can only be gone by the forced stop, which it
+    // reports: the exit and that line are the events checked, not how long they took.
+    let status = child.wait().unwrap();
     let err = std::fs::read_to_string(stderr.path()).unwrap();
     assert!(!status.success(), "a forced stop exits with an error status");
     assert!(err.contains("shutdown did not finish within 1000 ms; exiting now"), "stderr: {err}");
@@ -78,13 +69,7 @@ fn the_shutdown_command_stops_the_node() {
     // SHUTDOWN: no reply, the connection closes, the process exits cleanly.
     c.send(&["SHUTDOWN", "NOSAVE"]);
     assert!(c.closed(), "SHUTDOWN answered instead of closing");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "the node did not stop");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    // The exit itself is the event: a clean status.
+    let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
 }

@@ -168,6 +168,12 @@ pub(crate) fn checksum_from_db(log: &str, id: i64, b: &[u8]) -> Result<Checksum,
 /// supervisor ~15 % of its CPU under write load.
 pub(crate) const LEADERSHIP_FILTER: &str = "kind IN (2, 3)";
 
+/// The newest lease renewal or leader claim of a log, through that index; `log` is the
+/// backend's placeholder for the log's name (`?` or `$1`).
+pub(crate) fn leadership_sql(log: &str) -> String {
+    format!("SELECT id, prev_id, epoch, kind, format, payload, checksum, ts_ms FROM entries WHERE log = {log} AND {LEADERSHIP_FILTER} ORDER BY id DESC LIMIT 1")
+}
+
 #[cfg(test)]
 mod tests {
     use crate::entry::Kind;

@@ -14,7 +14,7 @@ use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool, Row};
 use tokio::sync::{Mutex, RwLock, mpsc};
 
-use super::{InsertOutcome, LEADERSHIP_FILTER, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
+use super::{InsertOutcome, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, leadership_sql, to_i64};
 use crate::chain::{Checksum, GENESIS};
 use crate::entry::{Entry, Head};
 use crate::error::LogError;
@@ -429,11 +429,7 @@ impl LogStore for PgStore {
 
     async fn leadership(&self, log: &str) -> Result<Option<(Entry, i64)>, LogError> {
         let c = self.current().await?;
-        static SQL: LazyLock<String> = LazyLock::new(|| {
-            format!(
-                "SELECT id, prev_id, epoch, kind, format, payload, checksum, ts_ms FROM entries WHERE log = $1 AND {LEADERSHIP_FILTER} ORDER BY id DESC LIMIT 1"
-            )
-        });
+        static SQL: LazyLock<String> = LazyLock::new(|| leadership_sql("$1"));
         let r = sqlx::query(SQL.as_str()).bind(log).fetch_optional(&c.pool).await;
         match r {
             Ok(None) => Ok(None),

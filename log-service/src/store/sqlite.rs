@@ -12,7 +12,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Row, SqlitePool};
 
 use super::sqlite_writer::{Job, Writer, sql_err};
-use super::{InsertOutcome, LEADERSHIP_FILTER, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, to_i64};
+use super::{InsertOutcome, LogMeta, LogStore, ReadRows, checksum_from_db, kind_from_db, leadership_sql, to_i64};
 use crate::chain::{Checksum, GENESIS};
 use crate::entry::{Entry, Head};
 use crate::error::LogError;
@@ -272,9 +272,7 @@ impl LogStore for SqliteStore {
 }
 
 /// The newest lease renewal or leader claim of a log, through the partial index.
-static LEADERSHIP_SQL: LazyLock<String> = LazyLock::new(|| {
-    format!("SELECT id, prev_id, epoch, kind, format, payload, checksum, ts_ms FROM entries WHERE log = ? AND {LEADERSHIP_FILTER} ORDER BY id DESC LIMIT 1")
-});
+static LEADERSHIP_SQL: LazyLock<String> = LazyLock::new(|| leadership_sql("?"));
 
 #[cfg(test)]
 mod tests {

@@ -332,6 +332,12 @@ impl LogCore {
         e.1 = now;
     }
 
+    /// Whether a read of `log` after `after` is answered from memory (the tail cache, or a
+    /// wait for the next append) rather than by reading and re-hashing stored entries.
+    pub fn reads_from_memory(&self, log: &str, after: u64) -> bool {
+        self.inner.cache.covers(log, after)
+    }
+
     /// The readers of `log` seen in the last 30 s.
     pub fn readers(&self, log: &str) -> Vec<ReaderInfo> {
         let all = self.inner.readers.lock().unwrap();

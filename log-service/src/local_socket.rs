@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::codec::{AppendRequest, MAX_BODY, ReadBatch, Reader};
@@ -36,17 +36,31 @@ const ERR: u8 = 1;
 
 /// Binds the socket at `path` (replacing a stale one) readable and writable by this user
 /// only, and serves appends and reads on it until the task is aborted.
+///
+/// The socket and its connections run on the store's writer loop when it has one (SQLite):
+/// an append's commit and its answer, and the tail reads it wakes, then stay on one thread.
+/// A read that must go to the store (a reader behind the tail cache, catching up) runs
+/// on the caller's runtime instead: re-hashing a large batch there must not hold up the
+/// commits.
 pub async fn serve(path: &Path, core: LogCore, token: String) -> std::io::Result<tokio::task::JoinHandle<()>> {
     let _ = std::fs::remove_file(path);
-    let listener = UnixListener::bind(path)?;
+    let listener = std::os::unix::net::UnixListener::bind(path)?;
+    listener.set_nonblocking(true)?;
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     let want = token_digest(&token);
-    Ok(tokio::spawn(async move {
+    let here = tokio::runtime::Handle::current();
+    let runtime = core.store().writer_runtime().cloned().unwrap_or_else(|| here.clone());
+    Ok(runtime.spawn(async move {
+        // Registered with the loop it runs on, so its readiness wakes that thread.
+        let listener = match UnixListener::from_std(listener) {
+            Ok(l) => l,
+            Err(e) => return tracing::error!(error = %e, "log socket: cannot serve"),
+        };
         loop {
             match listener.accept().await {
                 Ok((conn, _)) => {
-                    tokio::spawn(serve_conn(conn, core.clone(), want));
+                    tokio::spawn(serve_conn(conn, core.clone(), want, here.clone()));
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "log socket: accept failed");
@@ -57,7 +71,9 @@ pub async fn serve(path: &Path, core: LogCore, token: String) -> std::io::Result
     }))
 }
 
-async fn serve_conn(mut conn: UnixStream, core: LogCore, want: [u8; 32]) {
+async fn serve_conn(conn: UnixStream, core: LogCore, want: [u8; 32], store_reads: tokio::runtime::Handle) {
+    // Buffered: a frame's length and body (and often the next frame) in one read.
+    let mut conn = BufReader::new(conn);
     let Ok(Some(token)) = read_frame(&mut conn).await else { return };
     if !digests_match(&token_digest(&String::from_utf8_lossy(&token)), &want) {
         tracing::info!("log socket: rejected a connection with a wrong token");
@@ -67,8 +83,14 @@ async fn serve_conn(mut conn: UnixStream, core: LogCore, want: [u8; 32]) {
     while let Ok(Some(frame)) = read_frame(&mut conn).await {
         let answer = match parse_request(frame) {
             Ok(Request::Append(log, req)) => core.append(&log, req).await.map(|a| a.encode()),
-            Ok(Request::Read { log, after, limit, wait, reader }) if reader.is_empty() => core.read(&log, after, limit, wait).await.map(|b| b.encode()),
-            Ok(Request::Read { log, after, limit, wait, reader }) => core.read_as(&log, after, limit, wait, &reader).await.map(|b| b.encode()),
+            Ok(Request::Read { log, after, limit, wait, reader }) if core.reads_from_memory(&log, after) => read(&core, log, after, limit, wait, reader).await,
+            Ok(Request::Read { log, after, limit, wait, reader }) => {
+                let core = core.clone();
+                store_reads
+                    .spawn(async move { read(&core, log, after, limit, wait, reader).await })
+                    .await
+                    .unwrap_or_else(|e| Err(LogError::Internal(format!("log socket: read task: {e}"))))
+            }
             Err(e) => Err(e),
         };
         let (status, body) = match answer {
@@ -83,6 +105,12 @@ async fn serve_conn(mut conn: UnixStream, core: LogCore, want: [u8; 32]) {
             return;
         }
     }
+}
+
+/// A read, by a named reader or (empty name) an anonymous one, encoded for the answer.
+async fn read(core: &LogCore, log: String, after: u64, limit: u32, wait: Duration, reader: String) -> Result<Bytes, LogError> {
+    let batch = if reader.is_empty() { core.read(&log, after, limit, wait).await } else { core.read_as(&log, after, limit, wait, &reader).await };
+    batch.map(|b| b.encode())
 }
 
 /// A decoded request.
@@ -115,7 +143,7 @@ fn parse_request(frame: Bytes) -> Result<Request, LogError> {
 }
 
 /// One frame, or None at a clean end of the stream.
-async fn read_frame(conn: &mut UnixStream) -> std::io::Result<Option<Bytes>> {
+async fn read_frame(conn: &mut (impl AsyncRead + Unpin)) -> std::io::Result<Option<Bytes>> {
     let mut len = [0u8; 4];
     match conn.read_exact(&mut len).await {
         Ok(_) => {}
@@ -136,9 +164,12 @@ async fn read_frame(conn: &mut UnixStream) -> std::io::Result<Option<Bytes>> {
 pub struct LocalSocket {
     path: PathBuf,
     token: String,
-    appends: tokio::sync::Mutex<Option<UnixStream>>,
-    reads: tokio::sync::Mutex<Option<UnixStream>>,
+    appends: tokio::sync::Mutex<Option<Conn>>,
+    reads: tokio::sync::Mutex<Option<Conn>>,
 }
+
+/// A connection, read through a buffer (an answer's length and body in one read).
+type Conn = BufReader<UnixStream>;
 
 /// What a call over the socket came to.
 pub enum Sent<T> {
@@ -178,7 +209,7 @@ impl LocalSocket {
         }
     }
 
-    async fn call(&self, slot: &tokio::sync::Mutex<Option<UnixStream>>, frame: BytesMut, limit: Option<Duration>) -> Sent<Bytes> {
+    async fn call(&self, slot: &tokio::sync::Mutex<Option<Conn>>, frame: BytesMut, limit: Option<Duration>) -> Sent<Bytes> {
         let mut slot = slot.lock().await;
         // Taken out while in use: a future dropped mid-exchange (or timed out) drops the
         // connection with it rather than leave half an answer for the next call to read.
@@ -214,13 +245,13 @@ impl LocalSocket {
         })
     }
 
-    async fn connect(&self) -> std::io::Result<UnixStream> {
+    async fn connect(&self) -> std::io::Result<Conn> {
         let mut c = UnixStream::connect(&self.path).await?;
         let mut hello = BytesMut::with_capacity(4 + self.token.len());
         hello.put_u32(self.token.len() as u32);
         hello.put_slice(self.token.as_bytes());
         c.write_all(&hello).await?;
-        Ok(c)
+        Ok(BufReader::new(c))
     }
 }
 

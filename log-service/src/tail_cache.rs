@@ -72,6 +72,13 @@ impl TailCache {
         Some(Cached { entries, last_id })
     }
 
+    /// Whether a read after `after` is answered from here: the cache holds what follows
+    /// it, or the reader is caught up with (or ahead of) the newest cached entry.
+    pub fn covers(&self, log: &str, after: u64) -> bool {
+        let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        runs.get(log).and_then(|r| r.entries.front()).is_some_and(|first| after + 1 >= first.id)
+    }
+
     /// The newest id of `log` this cache holds.
     pub fn last_id(&self, log: &str) -> Option<u64> {
         let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
@@ -116,6 +123,19 @@ mod tests {
         // Caught up, or another log: the store answers (and the reader waits there).
         assert_eq!(c.read("a", 5, 100), None);
         assert_eq!(c.read("b", 0, 100), None);
+    }
+
+    #[test]
+    fn covers_what_follows_the_run_start_and_a_caught_up_reader() {
+        let c = TailCache::new(1 << 20);
+        assert!(!c.covers("l", 0), "nothing cached");
+        c.appended("l", &rows(5..=7, 10));
+        assert!(!c.covers("l", 3), "entry 4 is not here");
+        assert!(c.covers("l", 4));
+        assert!(c.covers("l", 6));
+        assert!(c.covers("l", 7), "caught up: waits for the next append");
+        assert!(c.covers("l", 9), "ahead of the cache: the store says so, not a long read");
+        assert!(!c.covers("other", 7));
     }
 
     #[test]

@@ -100,6 +100,18 @@ pub enum Store {
     Pg(PgStore),
 }
 
+impl Store {
+    /// The event loop on which this store's writes run without a thread hand-over (the
+    /// SQLite writer's thread), for the callers that append most; None for a store with no
+    /// writer thread (PostgreSQL, reached over the network from any runtime).
+    pub fn writer_runtime(&self) -> Option<&tokio::runtime::Handle> {
+        match self {
+            Store::Sqlite(s) => Some(s.writer_runtime()),
+            Store::Pg(_) => None,
+        }
+    }
+}
+
 macro_rules! dispatch {
     ($self:ident, $s:ident => $e:expr) => {
         match $self {

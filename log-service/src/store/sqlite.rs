@@ -68,6 +68,11 @@ impl SqliteStore {
         Ok(SqliteStore { writer, readers })
     }
 
+    /// The writer thread's event loop (sqlite_writer.rs).
+    pub fn writer_runtime(&self) -> &tokio::runtime::Handle {
+        self.writer.runtime()
+    }
+
     /// Runs raw SQL against the database. Test and operator hook (e.g. the tamper test).
     pub async fn execute_raw(&self, sql: &str) -> Result<u64, LogError> {
         let sql = sql.to_owned();

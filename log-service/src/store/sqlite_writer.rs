@@ -1,22 +1,29 @@
-//! The one writer connection of a SQLite log, on its own OS thread.
+//! The one writer connection of a SQLite log, on its own OS thread, which also runs an
+//! event loop of its own (a current-thread runtime) for the log's hot callers.
 //!
 //! Why a thread and not sqlx: every sqlx statement is a hand-over to sqlx's worker thread
 //! and back, and an append is four of them (BEGIN, INSERT, COMMIT, plus the group's
 //! bookkeeping). On a loaded 2-core machine those wake-ups, not SQLite, were most of the
-//! log service's CPU per write. Here an append is one hand-over in (a channel send) and one
-//! out (a oneshot), and everything between, the fsync included, runs on this thread with
-//! cached statements. The fsync never runs on an async runtime's thread.
+//! log service's CPU per write. Here everything of an append, the fsync included, runs on
+//! this thread with cached statements.
+//!
+//! Why an event loop on it: the nodes' appends and tail reads arrive on the local socket
+//! (local_socket.rs), whose connections are served on this thread's loop
+//! ([`Writer::runtime`]). An append from there reaches the commit and its answer reaches
+//! the socket without leaving the thread, and the replica's long poll is woken here too:
+//! no thread hand-over per append at all (there were two, plus a wake of the service's
+//! main loop for the tail). The commit blocks this loop, and only it: nothing else runs
+//! here. Callers on other runtimes (HTTP) send to it and are answered across threads.
 //!
 //! Every write to the file goes through here (appends, log creation, snapshot marks,
 //! truncation), so this process never races itself for SQLite's write lock: only another
 //! process can make it wait (busy timeout).
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::InsertOutcome;
 use crate::chain::Checksum;
@@ -52,7 +59,8 @@ enum Work {
 /// The handle: cloning it shares the thread, which ends when the last handle goes.
 #[derive(Clone)]
 pub(crate) struct Writer {
-    work: mpsc::Sender<Work>,
+    work: mpsc::UnboundedSender<Work>,
+    runtime: tokio::runtime::Handle,
 }
 
 fn stopped() -> LogError {
@@ -63,14 +71,25 @@ impl Writer {
     /// Opens the writer connection on `path` (already migrated) and starts its thread.
     pub(crate) fn start(path: &Path) -> Result<Writer, LogError> {
         let conn = open(path)?;
-        let (work, rx) = mpsc::channel();
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| LogError::Internal(format!("sqlite writer runtime: {e}")))?;
+        let handle = runtime.handle().clone();
+        let (work, rx) = mpsc::unbounded_channel();
         let path = path.to_owned();
         let pause = PausePoints::from_env();
         std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || run(conn, path, rx, &pause))
+            // The loop ends with the last handle; tasks spawned on it end with it.
+            .spawn(move || runtime.block_on(run(conn, path, rx, &pause)))
             .map_err(|e| LogError::Internal(format!("sqlite writer thread: {e}")))?;
-        Ok(Writer { work })
+        Ok(Writer { work, runtime: handle })
+    }
+
+    /// The writer thread's event loop: what runs here reaches the commit without a thread
+    /// hand-over. Only non-blocking work belongs on it (the commit is its one blocking
+    /// step).
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.runtime
     }
 
     pub(crate) async fn append(&self, job: Job) -> Result<InsertOutcome, LogError> {
@@ -132,14 +151,16 @@ impl PausePoints {
     }
 }
 
-fn run(mut conn: Connection, path: PathBuf, rx: mpsc::Receiver<Work>, pause: &PausePoints) {
+async fn run(mut conn: Connection, path: PathBuf, mut rx: mpsc::UnboundedReceiver<Work>, pause: &PausePoints) {
     let mut next = None;
     loop {
         let first = match next.take() {
             Some(w) => w,
-            None => match rx.recv() {
-                Ok(w) => w,
-                Err(_) => return,
+            // Waiting here lets the loop's other tasks run: a socket's appends are queued
+            // by its connection's task, so what arrived together commits together.
+            None => match rx.recv().await {
+                Some(w) => w,
+                None => return,
             },
         };
         let first = match first {
@@ -189,6 +210,8 @@ fn run(mut conn: Connection, path: PathBuf, rx: mpsc::Receiver<Work>, pause: &Pa
                 }
             }
         }
+        // The answers go out (their tasks run) before the next commit starts.
+        tokio::task::yield_now().await;
     }
 }
 

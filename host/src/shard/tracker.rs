@@ -6,14 +6,20 @@
 //! acknowledges them in order.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasher;
 
-/// Keys are client data: the hasher is seeded per map (foldhash's RandomState), and much
-/// cheaper than SipHash on this path (every write records its keys, every ack forgets them).
-type KeyMap = HashMap<Box<[u8]>, u64, foldhash::fast::RandomState>;
+/// Keys are tracked by a 64-bit hash, not by their bytes: no copy or allocation per
+/// written key, and an acknowledgement forgets a key by a lookup of a number. Two keys
+/// that share a hash only make a read of one wait for a write of the other, which the
+/// rule allows (a reply may come later, never earlier). The hash is seeded per tracker
+/// (foldhash's RandomState), so clients cannot aim collisions at each other.
+type KeyMap = HashMap<u64, u64, foldhash::fast::RandomState>;
 
 #[derive(Default)]
 pub struct Tracker {
-    /// Key → newest pending sequence that wrote it.
+    /// Seeds the key hashes.
+    keys: foldhash::fast::RandomState,
+    /// Key hash → newest pending sequence that wrote it.
     pending: KeyMap,
     /// Keys written per sequence, to forget them once acknowledged.
     by_seq: VecDeque<SeqKeys>,
@@ -26,23 +32,10 @@ pub struct Tracker {
     everything: u64,
 }
 
-/// The keys one sequence wrote, back to back in one buffer (one allocation per batch,
-/// not one per key).
+/// The key hashes one sequence wrote.
 struct SeqKeys {
     seq: u64,
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl SeqKeys {
-    fn keys(&self) -> impl Iterator<Item = &[u8]> {
-        let mut start = 0;
-        self.ends.iter().map(move |&end| {
-            let k = &self.bytes[start..end];
-            start = end;
-            k
-        })
-    }
+    keys: Vec<u64>,
 }
 
 impl Tracker {
@@ -53,7 +46,7 @@ impl Tracker {
     /// Starts a new sequence for a batch that produced effects.
     pub fn next_seq(&mut self) -> u64 {
         self.last += 1;
-        self.by_seq.push_back(SeqKeys { seq: self.last, bytes: Vec::new(), ends: Vec::new() });
+        self.by_seq.push_back(SeqKeys { seq: self.last, keys: Vec::new() });
         self.last
     }
 
@@ -77,7 +70,7 @@ impl Tracker {
         if self.pending.is_empty() {
             return all;
         }
-        keys.into_iter().filter_map(|k| self.pending.get(k)).copied().max().unwrap_or(0).max(all)
+        keys.into_iter().filter_map(|k| self.pending.get(&self.keys.hash_one(k))).copied().max().unwrap_or(0).max(all)
     }
 
     /// What a whole-keyspace read (DBSIZE, KEYS, SCAN…) must wait for: everything.
@@ -88,15 +81,10 @@ impl Tracker {
     /// Records that sequence `seq` (the current one) wrote `key`.
     pub fn record(&mut self, seq: u64, key: &[u8]) {
         debug_assert_eq!(seq, self.last);
-        match self.pending.get_mut(key) {
-            Some(s) => *s = seq,
-            None => {
-                self.pending.insert(key.into(), seq);
-            }
-        }
+        let h = self.keys.hash_one(key);
+        self.pending.insert(h, seq);
         if let Some(keys) = self.by_seq.back_mut().filter(|k| k.seq == seq) {
-            keys.bytes.extend_from_slice(key);
-            keys.ends.push(keys.bytes.len());
+            keys.keys.push(h);
         }
     }
 
@@ -112,9 +100,12 @@ impl Tracker {
         self.acked = self.acked.max(seq);
         while self.by_seq.front().is_some_and(|k| k.seq <= seq) {
             let done = self.by_seq.pop_front().expect("checked");
-            for k in done.keys() {
-                if self.pending.get(k) == Some(&done.seq) {
-                    self.pending.remove(k);
+            for &k in &done.keys {
+                // Only if no later sequence wrote it since.
+                if let std::collections::hash_map::Entry::Occupied(e) = self.pending.entry(k)
+                    && *e.get() == done.seq
+                {
+                    e.remove();
                 }
             }
         }
@@ -179,6 +170,28 @@ mod tests {
         let s3 = t.next_seq();
         t.record(s3, b"b");
         assert_eq!(t.need_for([&b"zzz"[..]]), 0, "an acknowledged flush holds nothing back");
+    }
+
+    #[test]
+    fn many_keys_are_told_apart_and_all_forgotten_once_durable() {
+        let mut t = Tracker::new();
+        let keys: Vec<Vec<u8>> = (0..10_000).map(|i| format!("key:{i}").into_bytes()).collect();
+        for chunk in keys.chunks(1000) {
+            let s = t.next_seq();
+            for k in chunk {
+                t.record(s, k);
+            }
+        }
+        assert_eq!(t.pending_keys(), 10_000);
+        assert_eq!(t.need_for([&b"key:0"[..]]), 1);
+        assert_eq!(t.need_for([&b"key:9999"[..]]), 10);
+        assert_eq!(t.need_for([&b"key:10000"[..]]), 0, "never written");
+        t.ack(5);
+        assert_eq!(t.pending_keys(), 5_000);
+        assert_eq!(t.need_for([&b"key:4999"[..]]), 0);
+        assert_eq!(t.need_for([&b"key:5000"[..]]), 6);
+        t.ack(10);
+        assert_eq!(t.pending_keys(), 0);
     }
 
     #[test]

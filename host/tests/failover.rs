@@ -439,8 +439,11 @@ fn acl_users_hold_after_failover_and_restart() {
     }
     let primary = on_primary(&nodes, "default", "", &["CONFIG", "SET", "requirepass", "adminpw"]);
     let (replica, primary_f, replica_f) = if primary == p { (r, pf, rf) } else { (p, rf, pf) };
-    // Both nodes enforce the same users (the replica applied the log).
+    // Both nodes enforce the same users (the replica applied the log). The replica is
+    // waited for up to the last change (requirepass): an earlier one being there says
+    // nothing of the ones after it.
     wait_reply_as(replica, "app", "apppw", &["GET", "app:1"], b"$1\r\nv\r\n");
+    wait_reply(replica, &["GET", "app:1"], b"-NOAUTH Authentication required.\r\n");
     assert_acl_enforced(primary);
     assert_acl_enforced(replica);
     if !role(replica).contains("master") {

@@ -25,6 +25,14 @@ struct Run {
     bytes: usize,
 }
 
+impl Run {
+    /// Whether the entry right after `after` is in this run or newer than all of it
+    /// (a reader caught up or ahead), rather than older than its first entry.
+    fn reaches_back_to(&self, after: u64) -> bool {
+        self.entries.front().is_some_and(|first| after >= first.id.saturating_sub(1))
+    }
+}
+
 /// Entries served from memory, and the highest id the cache knows of.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Cached {
@@ -64,7 +72,7 @@ impl TailCache {
         let run = runs.get(log)?;
         let first = run.entries.front()?.id;
         let last_id = run.entries.back()?.id;
-        if after < first.saturating_sub(1) || after >= last_id {
+        if !run.reaches_back_to(after) || after >= last_id {
             return None;
         }
         let skip = (after + 1 - first) as usize;
@@ -76,7 +84,7 @@ impl TailCache {
     /// it, or the reader is caught up with (or ahead of) the newest cached entry.
     pub fn covers(&self, log: &str, after: u64) -> bool {
         let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
-        runs.get(log).and_then(|r| r.entries.front()).is_some_and(|first| after + 1 >= first.id)
+        runs.get(log).is_some_and(|r| r.reaches_back_to(after))
     }
 
     /// The newest id of `log` this cache holds.
@@ -135,6 +143,7 @@ mod tests {
         assert!(c.covers("l", 6));
         assert!(c.covers("l", 7), "caught up: waits for the next append");
         assert!(c.covers("l", 9), "ahead of the cache: the store says so, not a long read");
+        assert!(c.covers("l", u64::MAX), "a client's `after` at the top of the range is ahead, not wrapped");
         assert!(!c.covers("other", 7));
     }
 

@@ -45,7 +45,13 @@ impl Shard {
             }
             ShardMsg::Apply { generation, entries, tail_id, applied } => {
                 if generation == self.tail_gen && self.standing.is_replica() {
+                    let before = self.standing.replica().map(|r| r.primary.clone());
                     self.absorb(&entries, tail_id);
+                    if self.standing.replica().map(|r| &r.primary) != before.as_ref() {
+                        // A new primary: the engine learns it before the commands queued
+                        // behind this read (its -MOVED names it), not at the next tick.
+                        self.report_role_now();
+                    }
                     // Hand out the keyspace notifications the applied effects raised.
                     self.batch.record(batch::REC_DELIVER, 0, b"");
                 }

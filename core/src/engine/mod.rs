@@ -32,6 +32,9 @@ pub struct Engine {
     /// Per command of the batch running: its first key's database and hash, if it has
     /// one (`plan_prefetch`).
     first_keys: Vec<Option<(usize, u64)>>,
+    /// `first_keys` of the effects `apply` runs, swapped in for the call (a replica may
+    /// apply while a suspended script's batch still needs its own).
+    apply_keys: Vec<Option<(usize, u64)>>,
     /// Counts `execute` calls (a client's deferral lasts for the rest of one batch).
     batch_no: u64,
     /// A batch whose script yielded, to go on with `resume`.
@@ -95,6 +98,7 @@ impl Engine {
             effects: Vec::new(),
             args: Vec::new(),
             first_keys: Vec::new(),
+            apply_keys: Vec::new(),
             batch_no: 0,
             suspended: None,
             resumed_from_pause: Vec::new(),
@@ -199,17 +203,43 @@ impl Engine {
             if crate::protocol::resp::read_command(rec.payload, &mut args).is_some() && args.len() >= 2 {
                 argv.extend(args.iter().map(|&(a, b)| &rec.payload[a..b]));
             }
-            let at = argv.first().and_then(|name| self.st.index.lookup(name)).and_then(|spec| spec.first_key_index(&argv));
             let db = match self.client_slots.get(&rec.client).and_then(|&s| self.clients[s].as_ref()) {
                 Some(c) => c.db,
                 None => 0,
             };
-            self.first_keys.push(at.map(|at| (db, self.st.dbs[db].keys.key_hash(argv[at]))));
+            let first = self.first_key(db, &argv);
+            self.first_keys.push(first);
         }
         self.args = args;
         for n in 0..PREFETCH_GROUP {
             self.prefetch(n, false);
         }
+    }
+
+    /// `plan_prefetch` for the effects `apply` is about to run, into `first_keys`.
+    fn plan_apply_prefetch(&mut self, effects: &[u8]) {
+        let mut args = core::mem::take(&mut self.args);
+        let mut argv: Vec<&[u8]> = Vec::new();
+        for fx in EffectReader::new(effects) {
+            args.clear();
+            argv.clear();
+            if crate::protocol::resp::read_command(fx.command, &mut args).is_some() && args.len() >= 2 {
+                argv.extend(args.iter().map(|&(a, b)| &fx.command[a..b]));
+            }
+            let first = self.first_key(fx.db as usize, &argv);
+            self.first_keys.push(first);
+        }
+        self.args = args;
+        for n in 0..PREFETCH_GROUP {
+            self.prefetch(n, false);
+        }
+    }
+
+    /// A command's first key as `prefetch` wants it: its database and hash (None: no key,
+    /// or a database that does not exist yet).
+    fn first_key(&self, db: usize, argv: &[&[u8]]) -> Option<(usize, u64)> {
+        let at = argv.first().and_then(|name| self.st.index.lookup(name)).and_then(|spec| spec.first_key_index(argv))?;
+        Some((db, self.st.dbs.get(db)?.keys.key_hash(argv[at])))
     }
 
     /// Before the batch's command `n` runs, at the start of each group of
@@ -927,10 +957,18 @@ impl Engine {
         let mut client = Client::new(u64::MAX, self.st.now_ms);
         client.user = crate::server::acl::SUPERUSER;
         client.authenticated = true;
+        // Its own prefetch plan: the replica's apply meets the same cache misses per key as
+        // the primary's batch did, and without it paid them one after another.
+        core::mem::swap(&mut self.first_keys, &mut self.apply_keys);
+        self.first_keys.clear();
+        if effects.len() > 512 {
+            self.plan_apply_prefetch(effects);
+        }
         let mut reader = EffectReader::new(effects);
         let mut n = 0;
         let mut result = Ok(());
         let mut args = Vec::new();
+        let mut argv: Vec<&[u8]> = Vec::new();
         for fx in reader.by_ref() {
             if fx.db as usize >= crate::server::state::MAX_DBS {
                 result = Err(ApplyError::BadDb(fx.db));
@@ -941,7 +979,9 @@ impl Engine {
             client.db = fx.db as usize;
             args.clear();
             crate::protocol::resp::read_command(fx.command, &mut args);
-            let argv: Vec<&[u8]> = args.iter().map(|&(a, b)| &fx.command[a..b]).collect();
+            argv.clear();
+            argv.extend(args.iter().map(|&(a, b)| &fx.command[a..b]));
+            self.prefetch_ahead(n);
             self.reply.clear();
             self.effects.clear();
             let mut ctx = Ctx::new(&mut self.st, &mut client, &self.clients, &mut self.reply, &mut self.effects);
@@ -956,6 +996,7 @@ impl Engine {
         if result.is_ok() && !reader.at_end() {
             result = Err(ApplyError::Malformed);
         }
+        core::mem::swap(&mut self.first_keys, &mut self.apply_keys);
         (self.st.replica_mode, self.st.applying) = was;
         result.map(|_| n)
     }
@@ -1027,5 +1068,31 @@ mod tests {
         assert_eq!(e.apply(&fx, 1_700_000_000_000_000), Ok(2));
         assert!(e.effects.is_empty(), "a replica's apply re-encoded effects: {:?}", alloc::string::String::from_utf8_lossy(&e.effects));
         assert_eq!(e.total_keys(), 2);
+    }
+
+    /// A batch long enough to be planned for prefetch, across a database that exists, one
+    /// that does not yet (the writer had more) and keyless effects, applies in full.
+    #[test]
+    fn a_long_apply_with_prefetch_applies_every_effect() {
+        let mut e = Engine::new(1);
+        let mut fx = Vec::new();
+        for round in 0..2 {
+            for i in 0..40u32 {
+                let key = alloc::format!("key:{i}");
+                let val = alloc::format!("value-{round}-{i}");
+                let db = if i % 3 == 0 { 40 } else { 0 };
+                fx.push(db);
+                crate::protocol::resp::encode_command(&mut fx, &[&b"SET"[..], key.as_bytes(), val.as_bytes()]);
+                if i % 10 == 0 {
+                    fx.push(0);
+                    crate::protocol::resp::encode_command(&mut fx, &[&b"PING"[..]]);
+                }
+            }
+        }
+        assert!(fx.len() > 512);
+        assert_eq!(e.apply(&fx, 1_700_000_000_000_000), Ok(88));
+        assert_eq!((e.dbsize(0), e.dbsize(40)), (26, 14));
+        let got = e.st.dbs[40].keys.get(&b"key:39"[..]).map(|v| matches!(&v.val, crate::keyspace::object::Value::Str(s) if &s[..] == b"value-1-39"));
+        assert_eq!(got, Some(true));
     }
 }

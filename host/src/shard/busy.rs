@@ -32,8 +32,9 @@ impl Shard {
             tokio::task::yield_now().await;
             if self.inflight.as_ref().is_some_and(|i| i.task.is_finished()) {
                 self.land_inflight().await;
-                self.start_append();
             }
+            // Also an append that waited for its cohort when the script began.
+            self.start_append();
             // A primary renews its lease as usual (a replica's script only reads: its
             // claims can wait).
             if !self.standing.is_replica() {

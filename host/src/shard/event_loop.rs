@@ -24,6 +24,7 @@ impl Shard {
                 self.batch.record(batch::REC_CONNECT, id, format!("{addr}\n{laddr}").as_bytes());
             }
             ShardMsg::Commands { id, records } => {
+                self.cohort.arrived();
                 if self.blocking.is_blocked(id) {
                     self.blocking.defer_records(id, &records);
                 } else {
@@ -106,6 +107,9 @@ impl Shard {
     /// When the loop must wake up by itself: the engine's tick, or the lease machine's.
     fn next_wake(&self, last_tick: Instant) -> Instant {
         let mut wake = last_tick + TICK;
+        if let Some(at) = self.cohort.deadline() {
+            wake = wake.min(at);
+        }
         if self.blocking.has_resubmit() {
             // Commands released by an unblock run at once.
             return Instant::now();
@@ -129,6 +133,10 @@ impl Shard {
         self.run_actions().await;
         self.flush();
         loop {
+            // An append that waited for its cohort goes once the wait is over.
+            if self.cohort.deadline().is_some() {
+                self.start_append();
+            }
             let has_inflight = self.inflight.is_some();
             let wake = self.next_wake(last_tick);
             let inflight = self.inflight.as_mut().map(|i| &mut i.task);
@@ -146,7 +154,9 @@ impl Shard {
                     let done = self.inflight.take().unwrap();
                     self.landed(done.last_seq, done.started);
                     let r = append_outcome(r);
+                    let held = self.gate.held_replies();
                     self.appended(done.last_seq, done.token, r).await;
+                    self.cohort.released(held.saturating_sub(self.gate.held_replies()), Instant::now());
                     self.start_append();
                     self.run_actions().await;
                     self.flush();
@@ -276,6 +286,7 @@ impl Shard {
 
     /// On shutdown, waits for the append in flight so acknowledged-looking writes land.
     async fn drain_before_exit(&mut self) {
+        self.cohort.cancel();
         self.land_inflight().await;
         self.start_append();
         self.land_inflight().await;

@@ -13,7 +13,7 @@ use crate::lease::AppendToken;
 impl Shard {
     /// Sends the queued effects as one append if none is in flight (group commit).
     pub(super) fn start_append(&mut self) {
-        if self.inflight.is_some() || !self.gate.has_queued() {
+        if self.inflight.is_some() || !self.gate.has_queued() || !self.cohort.ready(std::time::Instant::now()) {
             return;
         }
         let Some(log) = self.standing.log() else {

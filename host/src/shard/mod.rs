@@ -26,6 +26,7 @@
 
 mod blocking;
 mod busy;
+mod cohort;
 mod election;
 mod event_loop;
 mod facts;
@@ -251,6 +252,7 @@ pub fn spawn(
             gate: Gate::new(memoria_core::commands::table::index(), Instant::now()),
             standing,
             inflight: None,
+            cohort: cohort::Cohort::default(),
             reported_offset: u64::MAX,
             self_tx,
             migrations: Default::default(),
@@ -360,6 +362,8 @@ struct Shard {
     /// Engine calls made (mixed into each call's seed).
     seq: u64,
     inflight: Option<Inflight>,
+    /// Whether the next append waits for the clients the last answer released.
+    cohort: cohort::Cohort,
     /// Our own queue, for the tail task.
     self_tx: WeakUnboundedSender<ShardMsg>,
     /// MIGRATE transfers running, by client: stopped when the client goes.

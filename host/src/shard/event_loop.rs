@@ -154,9 +154,9 @@ impl Shard {
                     let done = self.inflight.take().unwrap();
                     self.landed(done.last_seq, done.started);
                     let r = append_outcome(r);
-                    let held = self.gate.held_replies();
+                    let released = self.gate.released;
                     self.appended(done.last_seq, done.token, r).await;
-                    self.cohort.released(held.saturating_sub(self.gate.held_replies()), Instant::now());
+                    self.cohort.released((self.gate.released - released) as usize, Instant::now());
                     self.start_append();
                     self.run_actions().await;
                     self.flush();

@@ -83,6 +83,9 @@ pub(super) struct Gate {
     pub(super) auth_clients: HashSet<u64, foldhash::fast::RandomState>,
     /// Reply latency per one-second window (INFO replication `memoria_latency_*`).
     pub(super) stats: Latency,
+    /// Held replies released since start (the shard's cohort reads the difference an ack
+    /// makes, without counting what is still held).
+    pub(super) released: u64,
     /// When the batch being routed reached the shard.
     pub(super) batch_t0: Instant,
     /// WAITs held (their tokens).
@@ -103,6 +106,7 @@ impl Gate {
             pubsub_clients: HashSet::default(),
             auth_clients: HashSet::default(),
             stats: Latency::new(now),
+            released: 0,
             batch_t0: now,
             wait_seq: 0,
             args: Vec::new(),
@@ -271,6 +275,7 @@ impl Gate {
                     break;
                 }
                 let h = q.pop_front().expect("checked");
+                self.released += 1;
                 self.stats.record(now.saturating_duration_since(h.since), h.answered);
                 self.push_out_owned(id, h.data, h.close, h.answered);
             }

@@ -161,7 +161,19 @@ mod tests {
         let (a, _b) = UnixStream::pair().unwrap();
         s.send_with_fd(b"X", &[a.as_raw_fd()]).unwrap();
         drop(s);
-        assert!(rx.recv_timeout(std::time::Duration::from_millis(300)).is_err());
+        // Hand-offs are taken one by one in the order they connect: if either bad message
+        // had delivered something, it would come before this good one (no timing involved).
+        let mut second = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        send(&path, &accepted, Kind::Plain).await.unwrap();
+        drop(accepted);
+        let (kind, mut node_side) = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        assert_eq!(kind, Kind::Plain);
+        node_side.set_nonblocking(false).unwrap();
+        node_side.write_all(b"+OK\r\n").unwrap();
+        let mut got = [0u8; 5];
+        second.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"+OK\r\n");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -113,12 +113,13 @@ fn make_venv() -> PathBuf {
     python
 }
 
-/// A default `memoria up`: one shard, a primary and one replica, no console.
-fn memoria_up(tag: &str) -> (Up, PathBuf) {
+/// A default `memoria up`: one shard, a primary and one replica, no console. The
+/// directory comes first, so it outlives the processes when both are dropped.
+fn memoria_up(tag: &str) -> (common::TestDir, Up) {
     let dir = tempdir(tag);
     let up = Up::start(&dir, 1, None);
     up.wait_all_serving(Duration::from_secs(60));
-    (up, dir)
+    (dir, up)
 }
 
 /// Runs `e2e/frameworks/<script>` with the venv's python against `url`; panics with the
@@ -207,7 +208,7 @@ fn bullmq_dir() -> PathBuf {
 
 #[test]
 fn rq_worker_burst_runs_enqueued_jobs_in_databases_0_and_1() {
-    let (up, dir) = memoria_up("fw-rq");
+    let (dir, up) = memoria_up("fw-rq");
     let url = format!("redis://{}", up.endpoint());
     run_check("rq_check.py", &url, &dir, &up, Duration::from_secs(300));
 }
@@ -218,7 +219,7 @@ fn rq_worker_burst_runs_enqueued_jobs_in_databases_0_and_1() {
 /// calling TIME and ZADD GT.
 #[test]
 fn celery_round_trip_with_redis_broker_and_result_backend() {
-    let (up, dir) = memoria_up("fw-celery");
+    let (dir, up) = memoria_up("fw-celery");
     let url = format!("redis://{}", up.endpoint());
     run_check("celery_check.py", &url, &dir, &up, Duration::from_secs(300));
 }
@@ -227,7 +228,7 @@ fn celery_round_trip_with_redis_broker_and_result_backend() {
 /// on NOSCRIPT), with clients contending for it.
 #[test]
 fn redis_py_lock_acquire_extend_release_with_contention() {
-    let (up, dir) = memoria_up("fw-lock");
+    let (dir, up) = memoria_up("fw-lock");
     let url = format!("redis://{}", up.endpoint());
     run_check("redis_lock_check.py", &url, &dir, &up, Duration::from_secs(300));
 }
@@ -237,7 +238,7 @@ fn redis_py_lock_acquire_extend_release_with_contention() {
 /// in the middle (the script kills it; redis-py flushes its cache on reconnecting).
 #[test]
 fn redis_py_client_side_cache_has_no_stale_reads_across_writes_and_failover() {
-    let (up, dir) = memoria_up("fw-csc");
+    let (dir, up) = memoria_up("fw-csc");
     let url = format!("redis://{}", up.endpoint());
     let primary = up.wait_primary(Duration::from_secs(60), None);
     let pid = primary.pid.expect("the primary's pid").to_string();
@@ -246,7 +247,7 @@ fn redis_py_client_side_cache_has_no_stale_reads_across_writes_and_failover() {
 
 #[test]
 fn django_redis_cache_bulk_counters_timeouts_and_clear() {
-    let (up, dir) = memoria_up("fw-django");
+    let (dir, up) = memoria_up("fw-django");
     let url = format!("redis://{}", up.endpoint());
     run_check("django_check.py", &url, &dir, &up, Duration::from_secs(300));
 }
@@ -256,7 +257,7 @@ fn django_redis_cache_bulk_counters_timeouts_and_clear() {
 /// its delay and leave a failing one in the failed set.
 #[test]
 fn bullmq_jobs_retries_delays_and_failures_on_node() {
-    let (up, dir) = memoria_up("fw-bullmq");
+    let (dir, up) = memoria_up("fw-bullmq");
     let node_dir = bullmq_dir();
     let port = up.endpoint().rsplit(':').next().unwrap().to_string();
     let mut cmd = Command::new("node");

@@ -180,7 +180,7 @@ fn reshard(dir: &std::path::Path, from: u16, to: u16) {
     assert!(said.contains(&format!("slots {} moved from shard {from} to shard {to}", slots_arg())), "{said}");
 }
 
-fn started_cluster(tag: &str) -> (std::path::PathBuf, Up) {
+fn started_cluster(tag: &str) -> (common::TestDir, Up) {
     let dir = tempdir(tag);
     let up = Up::start_sharded(&dir, 2, 1, None);
     up.wait_all_serving(Duration::from_secs(90));

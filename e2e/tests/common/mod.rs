@@ -70,11 +70,45 @@ fn handed_out(base: u16, n: u16) -> bool {
     true
 }
 
-pub fn tempdir(tag: &str) -> PathBuf {
+/// A test's own directory under the system temp dir, removed when the test ends well and
+/// kept (its path printed) when it fails, for the logs inside. Declared before whatever
+/// runs in it (an `Up`, `Nodes`), so those processes are stopped first.
+pub struct TestDir(PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept for a look: {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+pub fn tempdir(tag: &str) -> TestDir {
     let d = std::env::temp_dir().join(format!("memoria-e2e-{tag}-{}-{}", std::process::id(), free_port()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TestDir(d)
 }
 
 #[derive(Clone, Debug, serde::Deserialize)]

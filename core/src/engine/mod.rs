@@ -19,6 +19,14 @@ use crate::util::Rng;
 /// (`Engine::prefetch_ahead`).
 const PREFETCH_GROUP: usize = 8;
 
+/// The database a command to prefetch for runs in.
+enum PlanDb {
+    /// The client's current one (a batch's command).
+    OfClient(u64),
+    /// This one (an effect's).
+    Is(usize),
+}
+
 pub struct Engine {
     pub st: State,
     clients: Vec<Option<Client>>,
@@ -190,43 +198,23 @@ impl Engine {
     }
 
     /// Finds every command's first key (where its key spec puts it: EVALSHA's after the
-    /// digest and the count) and its hash, for `prefetch_ahead`.
-    fn plan_prefetch(&mut self, input: &[u8]) {
+    /// digest and the count) and its hash, for `prefetch_ahead`, then loads the first
+    /// group's bucket nodes. The same plan serves a batch (each command in its client's
+    /// database) and a replica's apply (each effect in its own).
+    fn plan_prefetch<'a>(&mut self, commands: impl Iterator<Item = (PlanDb, &'a [u8])>) {
         let mut args = core::mem::take(&mut self.args);
         let mut argv: Vec<&[u8]> = Vec::new();
-        for rec in BatchReader::new(input) {
-            if rec.kind != batch::REC_COMMAND {
-                continue;
-            }
+        for (db, command) in commands {
             args.clear();
             argv.clear();
-            if crate::protocol::resp::read_command(rec.payload, &mut args).is_some() && args.len() >= 2 {
-                argv.extend(args.iter().map(|&(a, b)| &rec.payload[a..b]));
+            if crate::protocol::resp::read_command(command, &mut args).is_some() && args.len() >= 2 {
+                argv.extend(args.iter().map(|&(a, b)| &command[a..b]));
             }
-            let db = match self.client_slots.get(&rec.client).and_then(|&s| self.clients[s].as_ref()) {
-                Some(c) => c.db,
-                None => 0,
+            let db = match db {
+                PlanDb::Is(db) => db,
+                PlanDb::OfClient(id) => self.client_slots.get(&id).and_then(|&s| self.clients[s].as_ref()).map_or(0, |c| c.db),
             };
             let first = self.first_key(db, &argv);
-            self.first_keys.push(first);
-        }
-        self.args = args;
-        for n in 0..PREFETCH_GROUP {
-            self.prefetch(n, false);
-        }
-    }
-
-    /// `plan_prefetch` for the effects `apply` is about to run, into `first_keys`.
-    fn plan_apply_prefetch(&mut self, effects: &[u8]) {
-        let mut args = core::mem::take(&mut self.args);
-        let mut argv: Vec<&[u8]> = Vec::new();
-        for fx in EffectReader::new(effects) {
-            args.clear();
-            argv.clear();
-            if crate::protocol::resp::read_command(fx.command, &mut args).is_some() && args.len() >= 2 {
-                argv.extend(args.iter().map(|&(a, b)| &fx.command[a..b]));
-            }
-            let first = self.first_key(fx.db as usize, &argv);
             self.first_keys.push(first);
         }
         self.args = args;
@@ -291,7 +279,7 @@ impl Engine {
         self.resumed_from_pause.clear();
         self.first_keys.clear();
         if input.len() > 512 {
-            self.plan_prefetch(input);
+            self.plan_prefetch(BatchReader::new(input).filter(|r| r.kind == batch::REC_COMMAND).map(|r| (PlanDb::OfClient(r.client), r.payload)));
         }
         let mut out = Vec::with_capacity(input.len() + 64);
         // Messages raised by `apply` since the last call (a replica's notifications).
@@ -962,7 +950,7 @@ impl Engine {
         core::mem::swap(&mut self.first_keys, &mut self.apply_keys);
         self.first_keys.clear();
         if effects.len() > 512 {
-            self.plan_apply_prefetch(effects);
+            self.plan_prefetch(EffectReader::new(effects).map(|fx| (PlanDb::Is(fx.db as usize), fx.command)));
         }
         let mut reader = EffectReader::new(effects);
         let mut n = 0;

@@ -130,6 +130,22 @@ mod tests {
 
     use super::*;
 
+    /// Hands a fresh client connection over as `kind`, takes the next delivery, and checks
+    /// that it is that connection, of that kind, talking to the client.
+    async fn hand_off_and_talk(path: &Path, listener: &std::net::TcpListener, rx: &std::sync::mpsc::Receiver<(Kind, std::net::TcpStream)>, kind: Kind) {
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        send(path, &accepted, kind).await.unwrap();
+        drop(accepted); // the node's copy keeps the connection open
+        let (got_kind, mut node_side) = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        assert_eq!(got_kind, kind);
+        node_side.set_nonblocking(false).unwrap();
+        node_side.write_all(b"+PONG\r\n").unwrap();
+        let mut got = [0u8; 7];
+        client.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"+PONG\r\n");
+    }
+
     #[tokio::test]
     async fn a_handed_socket_reaches_the_node_and_talks_to_the_client() {
         let dir = std::env::temp_dir().join(format!("memoria-handoff-{}", std::process::id()));
@@ -141,17 +157,7 @@ mod tests {
         assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777, 0o600);
 
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (accepted, _) = listener.accept().unwrap();
-        send(&path, &accepted, Kind::Tls).await.unwrap();
-        drop(accepted); // the node's copy keeps the connection open
-        let (kind, mut node_side) = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
-        assert_eq!(kind, Kind::Tls);
-        node_side.set_nonblocking(false).unwrap();
-        node_side.write_all(b"+PONG\r\n").unwrap();
-        let mut got = [0u8; 7];
-        client.read_exact(&mut got).unwrap();
-        assert_eq!(&got, b"+PONG\r\n");
+        hand_off_and_talk(&path, &listener, &rx, Kind::Tls).await;
 
         // A message without a descriptor, or with a tag nobody knows, delivers nothing.
         let s = UnixStream::connect(&path).unwrap();
@@ -163,17 +169,7 @@ mod tests {
         drop(s);
         // Hand-offs are taken one by one in the order they connect: if either bad message
         // had delivered something, it would come before this good one (no timing involved).
-        let mut second = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (accepted, _) = listener.accept().unwrap();
-        send(&path, &accepted, Kind::Plain).await.unwrap();
-        drop(accepted);
-        let (kind, mut node_side) = rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
-        assert_eq!(kind, Kind::Plain);
-        node_side.set_nonblocking(false).unwrap();
-        node_side.write_all(b"+OK\r\n").unwrap();
-        let mut got = [0u8; 5];
-        second.read_exact(&mut got).unwrap();
-        assert_eq!(&got, b"+OK\r\n");
+        hand_off_and_talk(&path, &listener, &rx, Kind::Plain).await;
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -7,14 +7,14 @@
 //! Edges are read from the sources (`crate::name` paths, also inside `use crate::{…}`
 //! groups); code after a file's `#[cfg(test)]` is left out, since tests may reach up.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The checkout under test: cargo's run-time CARGO_MANIFEST_DIR first, because a warm
-/// target dir shared by two checkouts can hand this one a binary built in the other.
+/// The checkout under test (`manifest_dir` says why not `env!` alone).
 fn repo() -> PathBuf {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    manifest.parent().unwrap().to_path_buf()
+    common::manifest_dir().parent().unwrap().to_path_buf()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

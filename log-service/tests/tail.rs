@@ -82,3 +82,43 @@ async fn in_process_tail_wakes_and_times_out_empty() {
     assert!(empty.entries.is_empty());
     assert_eq!(empty.tail_id, 1);
 }
+
+/// Backends LISTENing (the last statement of a listener's connection).
+fn listening(pg: &common::PgInstance) -> usize {
+    pg.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %'").parse().expect("a count")
+}
+
+/// An instance listens only while a reader waits on it: every listening instance is woken
+/// by every append of every instance. The writer's own readers are woken in-process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_listens_only_while_a_reader_waits() {
+    let pg = common::PgInstance::start();
+    let opts = CoreOptions { poll_interval: Duration::from_secs(30), ..CoreOptions::default() };
+    let a = LogCore::connect_pg(pg.config(), opts.clone()).await.expect("instance a");
+    let b = LogCore::connect_pg(pg.config(), opts).await.expect("instance b");
+    a.create("s").await.expect("create");
+    let mut prev = 0;
+    for i in 0..20u8 {
+        let entries = vec![NewEntry::data(vec![i; 4])];
+        prev = a.append("s", memoria_log::AppendRequest { prev_id: prev, epoch: 1, prev_checksum: None, entries }).await.expect("append").last_id;
+    }
+    assert_eq!(listening(&pg), 0, "no reader waits, yet an instance listens");
+
+    // A reader long-polls on b past the end: b starts listening, and a's next append
+    // (announced by NOTIFY) wakes it, well before the 30 s safety poll.
+    let reader = tokio::spawn({
+        let b = b.clone();
+        async move { b.read("s", prev, 10, Duration::from_secs(60)).await }
+    });
+    // Bounded by attempts (a hang guard), not a timing assertion.
+    let mut attempts = 0;
+    while listening(&pg) == 0 {
+        attempts += 1;
+        assert!(attempts < 500, "a waiting reader never made its instance listen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let entries = vec![NewEntry::data(&b"late"[..])];
+    a.append("s", memoria_log::AppendRequest { prev_id: prev, epoch: 1, prev_checksum: None, entries }).await.expect("append");
+    let got = reader.await.expect("task").expect("read");
+    assert_eq!(got.entries.iter().map(|e| &e.payload[..]).collect::<Vec<_>>(), vec![&b"late"[..]]);
+}

@@ -9,13 +9,19 @@ use memoria_log::{CoreOptions, LogClient, LogCore, NewEntry};
 
 const TOKEN: &str = "t";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn tail_across_two_service_instances() {
-    let pg = common::PgInstance::start();
-    // The safety-net poll is made long so the test only passes if NOTIFY wakes the reader.
+/// Two service instances on one PostgreSQL. Their safety-net poll is made long so a test
+/// passes only if NOTIFY wakes a reader.
+async fn two_instances(pg: &common::PgInstance) -> (LogCore, LogCore) {
     let opts = CoreOptions { poll_interval: Duration::from_secs(30), ..CoreOptions::default() };
     let a = LogCore::connect_pg(pg.config(), opts.clone()).await.expect("instance a");
     let b = LogCore::connect_pg(pg.config(), opts).await.expect("instance b");
+    (a, b)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn tail_across_two_service_instances() {
+    let pg = common::PgInstance::start();
+    let (a, b) = two_instances(&pg).await;
     let writer = LogClient::new(&common::serve(a, Some(TOKEN)).await, TOKEN).expect("client a");
     let reader = LogClient::new(&common::serve(b, Some(TOKEN)).await, TOKEN).expect("client b");
     writer.create("shard-0").await.expect("create");
@@ -93,9 +99,7 @@ fn listening(pg: &common::PgInstance) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instance_listens_only_while_a_reader_waits() {
     let pg = common::PgInstance::start();
-    let opts = CoreOptions { poll_interval: Duration::from_secs(30), ..CoreOptions::default() };
-    let a = LogCore::connect_pg(pg.config(), opts.clone()).await.expect("instance a");
-    let b = LogCore::connect_pg(pg.config(), opts).await.expect("instance b");
+    let (a, b) = two_instances(&pg).await;
     a.create("s").await.expect("create");
     let mut prev = 0;
     for i in 0..20u8 {

@@ -289,7 +289,7 @@ impl LogCore {
         let (tails, log_name, last) = (self.inner.tails.clone(), log.to_owned(), a.last_id);
         tokio::spawn(async move {
             tokio::task::yield_now().await;
-            tails.advance_here(&log_name, last);
+            tails.advance_here(&log_name, last, Instant::now());
         });
         self.inner.store.announce(log, a.last_id);
         metrics::histogram!("memoria_log_append_seconds").record(started.elapsed().as_secs_f64());

@@ -46,23 +46,27 @@ impl Tails {
         rx
     }
 
-    /// As [`advance`](Self::advance), for an append made by this process.
-    pub fn advance_here(&self, log: &str, id: u64) {
-        self.with_tail(log, |t| t.appended_here = Some(Instant::now()));
-        self.advance(log, id);
+    /// As [`advance`](Self::advance), for an append made by this process at `now`.
+    pub fn advance_here(&self, log: &str, id: u64, now: Instant) {
+        let tx = self.with_tail(log, |t| {
+            t.appended_here = Some(now);
+            t.tx.clone()
+        });
+        Self::advance_to(&tx, id);
     }
 
-    /// Whether a reader waits on a log whose appends may come through another instance
-    /// (none made here within [`WRITER_HERE`]): only those need other instances' NOTIFYs.
-    pub fn waits_on_others(&self) -> bool {
+    /// Whether, at `now`, a reader waits on a log whose appends may come through another
+    /// instance (none made here within [`WRITER_HERE`]): only those need other instances'
+    /// NOTIFYs.
+    pub fn waits_on_others(&self, now: Instant) -> bool {
         let map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        map.values().any(|t| t.tx.receiver_count() > 0 && t.appended_here.is_none_or(|at| at.elapsed() >= WRITER_HERE))
+        map.values().any(|t| t.tx.receiver_count() > 0 && t.appended_here.is_none_or(|at| now.saturating_duration_since(at) >= WRITER_HERE))
     }
 
     /// Returns once [`waits_on_others`](Self::waits_on_others) holds (looked at on each new
     /// subscriber, and every second as appends here age).
     pub async fn until_waiting_on_others(&self) {
-        while !self.waits_on_others() {
+        while !self.waits_on_others(Instant::now()) {
             let _ = tokio::time::timeout(Duration::from_secs(1), self.subscribed.notified()).await;
         }
     }
@@ -77,7 +81,11 @@ impl Tails {
 
     /// Records that `log` has entries up to `id`; wakes subscribers only if that is news.
     pub fn advance(&self, log: &str, id: u64) {
-        let woke = self.sender(log).send_if_modified(|cur| {
+        Self::advance_to(&self.sender(log), id);
+    }
+
+    fn advance_to(tx: &watch::Sender<u64>, id: u64) {
+        let woke = tx.send_if_modified(|cur| {
             if id > *cur {
                 *cur = id;
                 true
@@ -116,25 +124,29 @@ mod tests {
     #[tokio::test]
     async fn readers_wait_on_others_unless_this_process_writes_and_a_poke_wakes_them() {
         let t = Tails::new();
+        let t0 = Instant::now();
         t.advance("a", 1);
-        assert!(!t.waits_on_others(), "a tail nobody reads has no waiter");
+        assert!(!t.waits_on_others(t0), "a tail nobody reads has no waiter");
         let waiting = tokio::spawn({
             let t = t.clone();
             async move { t.until_waiting_on_others().await }
         });
         let mut rx = t.subscribe("a");
         waiting.await.expect("a subscriber ends the wait");
-        assert!(t.waits_on_others());
+        assert!(t.waits_on_others(t0));
         t.poke();
         rx.changed().await.expect("a poke wakes the reader");
         assert_eq!(*rx.borrow_and_update(), 1, "a poke moves nothing");
         // A log appended to here: its reader is woken in-process.
-        t.advance_here("a", 2);
-        assert!(!t.waits_on_others(), "the writer's own reader needs no NOTIFY");
-        let _other = t.subscribe("b");
-        assert!(t.waits_on_others(), "a reader of a log written elsewhere does");
-        drop(_other);
+        t.advance_here("a", 2, t0);
+        assert!(!t.waits_on_others(t0), "the writer's own reader needs no NOTIFY");
+        assert!(!t.waits_on_others(t0 + WRITER_HERE / 2));
+        assert!(t.waits_on_others(t0 + WRITER_HERE), "appends here stopped: the writer may be elsewhere now");
+        t.advance_here("a", 3, t0 + WRITER_HERE);
+        let other = t.subscribe("b");
+        assert!(t.waits_on_others(t0 + WRITER_HERE), "a reader of a log written elsewhere does");
+        drop(other);
         drop(rx);
-        assert!(!t.waits_on_others(), "readers gone are no longer waiting");
+        assert!(!t.waits_on_others(t0 + 2 * WRITER_HERE), "readers gone are no longer waiting");
     }
 }

@@ -109,10 +109,11 @@ async fn an_instance_listens_only_while_a_reader_waits() {
     assert_eq!(listening(&pg), 0, "no reader waits, yet an instance listens");
 
     // A reader long-polls on b past the end: b starts listening, and a's next append
-    // (announced by NOTIFY) wakes it, well before the 30 s safety poll.
+    // (announced by NOTIFY) wakes it. Its wait (20 s) ends before b's safety poll (30 s),
+    // so without the NOTIFY it would come back empty.
     let reader = tokio::spawn({
         let b = b.clone();
-        async move { b.read("s", prev, 10, Duration::from_secs(60)).await }
+        async move { b.read("s", prev, 10, Duration::from_secs(20)).await }
     });
     // Bounded by attempts (a hang guard), not a timing assertion.
     let mut attempts = 0;

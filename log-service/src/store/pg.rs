@@ -269,7 +269,7 @@ impl PgStore {
                         }
                         // Checked as notifications come: with none coming, listening costs
                         // nothing.
-                        if tails.waits_on_others() {
+                        if tails.waits_on_others(Instant::now()) {
                             idle_since = None;
                         } else if idle_since.get_or_insert_with(Instant::now).elapsed() >= LISTEN_IDLE {
                             let _ = l.unlisten_all().await;
